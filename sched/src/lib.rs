@@ -1,0 +1,3 @@
+//! # mpquic-sched: which path carries the next packet
+//!
+//! (Under construction: see issue 3.)
