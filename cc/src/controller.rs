@@ -10,7 +10,7 @@
 use std::fmt;
 use std::time::Instant;
 
-use crate::{AckEvent, CcMetrics, CongestionEvent, PathId, PathMap, SentEvent};
+use crate::{AckEvent, CcMetrics, CongestionEvent, PathAdvice, PathId, PathMap, SentEvent};
 
 /// A congestion controller for a whole (possibly multipath) connection.
 ///
@@ -56,6 +56,12 @@ pub trait CongestionController: Send + fmt::Debug {
 
     /// The internal variables of `path` (`None` for an unknown path).
     fn metrics(&self, path: PathId) -> Option<CcMetrics>;
+
+    /// Advice about the paths (such as closing one that does not help), if the algorithm gives any. Poll after
+    /// feeding events; each piece of advice is returned once.
+    fn poll_path_advice(&mut self) -> Option<PathAdvice> {
+        None
+    }
 }
 
 impl CongestionController for Box<dyn CongestionController> {
@@ -88,6 +94,9 @@ impl CongestionController for Box<dyn CongestionController> {
     }
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         (**self).metrics(path)
+    }
+    fn poll_path_advice(&mut self) -> Option<PathAdvice> {
+        (**self).poll_path_advice()
     }
 }
 

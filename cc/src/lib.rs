@@ -69,6 +69,7 @@ pub use controller::{CongestionController, PathController, PathControllerFactory
 pub use error::CcError;
 pub use path_map::PathMap;
 pub use types::{
-    AckEvent, AckedPacket, CcMetrics, CongestionEvent, Metric, PathId, RateSample, RttSnapshot, SentEvent,
+    AckEvent, AckedPacket, CcMetrics, CongestionEvent, Metric, PathAdvice, PathId, RateSample, RttSnapshot,
+    SentEvent,
 };
 pub use window::RenoWindow;

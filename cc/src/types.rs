@@ -186,3 +186,17 @@ impl CcMetrics {
         self.extras.iter().find(|m| m.name == name).map(|m| m.value)
     }
 }
+
+/// Advice a controller gives the connection about its paths, polled with
+/// [`crate::CongestionController::poll_path_advice`]. The connection decides whether to follow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathAdvice {
+    /// The path does not help the connection (e.g. C-MPBBR's multipath-benefit check, cc.md §10): close it
+    /// (in QUIC: send PATH_ABANDON).
+    Close {
+        /// The path to close.
+        path: PathId,
+        /// Which rule advised it, for logs.
+        reason: &'static str,
+    },
+}
