@@ -1,0 +1,10 @@
+//! The sans-IO protocol core: no sockets, no clocks, no threads. Time and randomness are inputs.
+//!
+//! Every decoder here reads untrusted bytes: it never panics and reports a typed error instead.
+
+pub mod coding;
+pub mod error;
+pub mod packet_number;
+
+pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
+pub use error::{TransportError, TransportErrorCode};
