@@ -58,12 +58,15 @@
 //! Units: bytes, bytes per second, and caller-supplied [`std::time::Instant`]s. Algorithms are specified in
 //! the project's `references/cc.md`; each module cites the RFC or paper it follows.
 
+pub mod balia;
 mod controller;
 mod error;
 pub mod params;
 mod path_map;
 mod types;
+pub mod vegas;
 pub mod window;
+pub mod wvegas;
 
 pub use controller::{CongestionController, PathController, PathControllerFactory, Uncoupled};
 pub use error::CcError;
