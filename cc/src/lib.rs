@@ -59,7 +59,12 @@
 //! the project's `references/cc.md`; each module cites the RFC or paper it follows.
 
 mod controller;
+pub mod delay_state;
+pub mod dlia;
+pub mod dolia;
 mod error;
+pub mod lia;
+pub mod olia;
 pub mod params;
 mod path_map;
 mod types;
