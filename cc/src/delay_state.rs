@@ -416,3 +416,249 @@ impl<B: RenoCoupled> CongestionController for DelayCoupled<B> {
         Some(m)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dlia::{self, DLiaConfig};
+    use crate::dolia::{self, DOliaConfig};
+    use crate::lia::test_support::*;
+    use crate::params::{Params, Spec};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn estimator_updates_rtt_mid_after_three_acks_and_each_probe_period() {
+        let t0 = t0();
+        let mut e = DelayEstimator::new(ms(500));
+        assert!(!e.on_ack(t0, ms(100)));
+        assert!(!e.on_ack(t0 + ms(10), ms(120)));
+        assert_eq!(e.rtt_mid(), None);
+        // Third ACK: num_ack = 3 > 2 and next_update = 0: RTT_mid = (80 + 120)/2 = 100 ms; restart at 80 ms.
+        assert!(e.on_ack(t0 + ms(20), ms(80)));
+        assert_eq!(e.rtt_mid(), Some(ms(100)));
+        assert_eq!((e.rtt_min(), e.rtt_max(), e.num_ack()), (Some(ms(80)), ms(80), 1));
+        // next_update = t0 + 520 ms: no update before (nor at) it, however many ACKs.
+        assert!(!e.on_ack(t0 + ms(100), ms(200)));
+        assert!(!e.on_ack(t0 + ms(200), ms(60)));
+        assert!(!e.on_ack(t0 + ms(300), ms(90)));
+        assert!(!e.on_ack(t0 + ms(520), ms(100)));
+        assert_eq!(e.rtt_mid(), Some(ms(100)));
+        // After it: min 60, max 200 over the period → RTT_mid = 130 ms; next_update = t0 + 1021 ms.
+        assert!(e.on_ack(t0 + ms(521), ms(70)));
+        assert_eq!(e.rtt_mid(), Some(ms(130)));
+        // Long after the period, the count still needs to exceed 2: ACK 2 of the new period does not update,
+        // ACK 3 does: (min(70, 50, 90) + max(70, 50, 90))/2 = (50 + 90)/2 = 70 ms.
+        assert!(!e.on_ack(t0 + ms(2000), ms(50)));
+        assert!(e.on_ack(t0 + ms(2001), ms(90)));
+        assert_eq!(e.rtt_mid(), Some(ms(70)));
+    }
+
+    #[test]
+    fn dynamic_beta_sequence_in_the_less_congested_state() {
+        let c = DelayConfig::default();
+        // β = 0.25·min(cwnd_prev/cwnd, 1) + 0.75·β_prev, clamped to [0.5, 0.9].
+        // 1: cwnd_prev 1200 (1 packet), cwnd 24 000: γ = 0.05, 0.0125 + 0.375 = 0.3875 → 0.5.
+        assert_eq!(dynamic_beta(1200.0, 24_000.0, 0.5, &c), 0.5);
+        // 2: γ = 1: 0.25 + 0.75·0.5 = 0.625.
+        assert_eq!(dynamic_beta(12_000.0, 12_000.0, 0.5, &c), 0.625);
+        // 3: γ = 1: 0.25 + 0.75·0.625 = 0.71875.   4: 0.25 + 0.75·0.71875 = 0.7890625.
+        // 5: 0.25 + 0.75·0.7890625 = 0.841796875. 6: 0.25 + 0.75·0.841796875 = 0.88134765625.
+        // 7: 0.25 + 0.75·0.88134765625 = 0.9110107421875 → 0.9.
+        let mut beta = 0.625;
+        for expected in [0.71875, 0.7890625, 0.841796875, 0.88134765625, 0.9, 0.9] {
+            beta = dynamic_beta(5000.0, 5000.0, beta, &c);
+            assert!(close(beta, expected), "{beta} != {expected}");
+        }
+        // The window grew since the last decrease: cwnd_prev 12 000, cwnd 16 000, β_prev 0.625:
+        // γ = 0.75, β = 0.1875 + 0.46875 = 0.65625.
+        assert_eq!(dynamic_beta(12_000.0, 16_000.0, 0.625, &c), 0.65625);
+        // Degenerate window: γ = 1.
+        assert_eq!(dynamic_beta(1.0, 0.0, 0.5, &c), 0.625);
+    }
+
+    #[test]
+    fn congestion_test() {
+        let mid = Some(ms(100));
+        assert!(is_congested(ms(150), mid, ms(120), true));
+        assert!(!is_congested(ms(150), mid, ms(150), true)); // not above the RTT of the last decrease
+        assert!(!is_congested(ms(90), mid, ms(10), true)); // below RTT_mid
+        assert!(!is_congested(ms(100), mid, ms(10), true)); // equal is not above
+        assert!(is_congested(ms(90), None, ms(10), true));
+        assert!(!is_congested(ms(90), None, ms(10), false));
+    }
+
+    /// One path (MSS 1200) at 24 000 bytes with RTT_mid = 100 ms: an ACK of 8 packets then two of one
+    /// (slow start 12 000 → 21 600 → 22 800 → 24 000), all with RTT 100 ms.
+    fn one_path(mut cc: Box<dyn CongestionController>, t0: Instant) -> Box<dyn CongestionController> {
+        cc.on_path_added(PathId(0), t0, 1200);
+        ack(&mut *cc, 0, t0 + ms(100), t0, 8, ms(100));
+        ack(&mut *cc, 0, t0 + ms(101), t0, 1, ms(100));
+        ack(&mut *cc, 0, t0 + ms(102), t0, 1, ms(100));
+        assert_eq!(cc.window(PathId(0)), 24_000);
+        assert_eq!(cc.metrics(PathId(0)).unwrap().extra("rtt_mid"), Some(0.1));
+        cc
+    }
+
+    fn dolia_with(spec: &str) -> Box<dyn CongestionController> {
+        let s = Spec::parse(spec).unwrap();
+        let mut p = Params::new(&s.name, s.params);
+        let cc = dolia::from_params(&mut p).unwrap();
+        p.finish(dolia::PARAMS).unwrap();
+        cc
+    }
+
+    /// Loss number `i` (each starts a new recovery period) with latest RTT `rtt`.
+    fn nth_loss(cc: &mut dyn CongestionController, t0: Instant, i: u64, rtt: Duration) {
+        loss(cc, 0, t0 + ms(1000 * i), t0 + ms(1000 * i - 1), rtt);
+    }
+
+    fn cwnd_f(cc: &DelayCoupled<Olia>) -> f64 {
+        cc.reno_window(PathId(0)).unwrap().cwnd()
+    }
+
+    #[test]
+    fn less_congested_losses_follow_the_beta_sequence() {
+        let t0 = t0();
+        let mut cc = dolia::new(DOliaConfig::default());
+        cc.on_path_added(PathId(0), t0, 1200);
+        ack(&mut cc, 0, t0 + ms(100), t0, 8, ms(100));
+        ack(&mut cc, 0, t0 + ms(101), t0, 1, ms(100));
+        ack(&mut cc, 0, t0 + ms(102), t0, 1, ms(100));
+        assert_eq!(cc.estimator(PathId(0)).unwrap().rtt_mid(), Some(ms(100)));
+        assert_eq!(cc.cwnd_prev(PathId(0)), Some(1200.0));
+        // RTT 80 ms < RTT_mid: less congested each time; no ACK between losses, so cwnd = cwnd_prev after
+        // the first one.
+        // 1: γ = 1200/24 000 = 0.05 → β = 0.3875 → 0.5: 24 000 → 12 000.
+        nth_loss(&mut cc, t0, 1, ms(80));
+        assert_eq!(cwnd_f(&cc), 12_000.0);
+        assert_eq!(
+            (cc.beta_prev(PathId(0)), cc.cwnd_prev(PathId(0))),
+            (Some(0.5), Some(12_000.0))
+        );
+        // 2: γ = 1, β = 0.625: 12 000 → 7500.
+        nth_loss(&mut cc, t0, 2, ms(80));
+        assert_eq!(cwnd_f(&cc), 7500.0);
+        assert_eq!(cc.beta_prev(PathId(0)), Some(0.625));
+        // 3: β = 0.71875: 7500 → 5390.625.
+        nth_loss(&mut cc, t0, 3, ms(80));
+        assert_eq!(cwnd_f(&cc), 5390.625);
+        // 4: β = 0.7890625: 5390.625 → 4253.5858154296875.
+        nth_loss(&mut cc, t0, 4, ms(80));
+        assert!(close(cwnd_f(&cc), 5390.625 * 0.7890625));
+        let m = cc.metrics(PathId(0)).unwrap();
+        assert_eq!(
+            (m.extra("beta"), m.extra("congested")),
+            (Some(0.7890625), Some(0.0))
+        );
+        assert_eq!(m.extra("epsilon"), Some(0.0)); // the base algorithm's extras are kept
+        assert_eq!(cc.name(), "dolia");
+    }
+
+    #[test]
+    fn congested_loss_halves_and_sets_rtt_prev() {
+        let t0 = t0();
+        let mut cc = one_path(dolia_with("dolia"), t0);
+        // RTT 150 ms > RTT_mid 100 ms and > RTT_prev (1 µs): congested, halve 24 000 → 12 000.
+        nth_loss(&mut *cc, t0, 1, ms(150));
+        assert_eq!(cc.window(PathId(0)), 12_000);
+        let m = cc.metrics(PathId(0)).unwrap();
+        assert_eq!((m.extra("beta"), m.extra("congested")), (Some(0.5), Some(1.0)));
+        // Again 150 ms: not above RTT_prev = 150 ms, so less congested. The halving updated the state
+        // (cwnd_prev 12 000, β_prev 0.5): γ = 1, β = 0.625: 12 000 → 7500.
+        nth_loss(&mut *cc, t0, 2, ms(150));
+        assert_eq!(cc.window(PathId(0)), 7500);
+        assert_eq!(cc.metrics(PathId(0)).unwrap().extra("congested"), Some(0.0));
+    }
+
+    #[test]
+    fn halving_may_leave_beta_state_alone() {
+        let t0 = t0();
+        let mut cc = one_path(dolia_with("dolia:halving_updates_state=false"), t0);
+        nth_loss(&mut *cc, t0, 1, ms(150)); // congested: 24 000 → 12 000, cwnd_prev stays 1200, β_prev 0.5
+        assert_eq!(cc.window(PathId(0)), 12_000);
+        // Less congested: γ = 1200/12 000 = 0.1, β = 0.025 + 0.375 = 0.4 → 0.5: 12 000 → 6000.
+        nth_loss(&mut *cc, t0, 2, ms(150));
+        assert_eq!(cc.window(PathId(0)), 6000);
+    }
+
+    #[test]
+    fn losses_before_rtt_mid() {
+        let t0 = t0();
+        let spec_halve = "dolia:beta_init=0.9";
+        let spec_dynamic = "dolia:beta_init=0.9,halve_before_mid=false";
+        for (spec, expected) in [(spec_halve, 6000), (spec_dynamic, 8400)] {
+            let mut cc = dolia_with(spec);
+            cc.on_path_added(PathId(0), t0, 1200);
+            // No ACK yet, no RTT_mid. Halve: 12 000 → 6000. Dynamic: γ = 1200/12 000 = 0.1,
+            // β = 0.025 + 0.75·0.9 = 0.7: 12 000 → 8400.
+            nth_loss(&mut *cc, t0, 1, ms(100));
+            assert_eq!(cc.window(PathId(0)), expected, "{spec}");
+        }
+    }
+
+    #[test]
+    fn no_decrease_within_a_recovery_period() {
+        let t0 = t0();
+        let mut cc = one_path(dolia_with("dolia"), t0);
+        nth_loss(&mut *cc, t0, 1, ms(80));
+        let beta = cc.metrics(PathId(0)).unwrap().extra("beta");
+        // A packet sent before the period began: no decrease and no change of the β state.
+        loss(&mut *cc, 0, t0 + ms(1500), t0 + ms(999), ms(300));
+        assert_eq!(cc.window(PathId(0)), 12_000);
+        let m = cc.metrics(PathId(0)).unwrap();
+        assert_eq!((m.extra("beta"), m.extra("congested")), (beta, Some(0.0)));
+    }
+
+    #[test]
+    fn dlia_uses_the_same_decrease_over_lia() {
+        let t0 = t0();
+        let mut cc = dlia::new(DLiaConfig::default());
+        cc.on_path_added(PathId(0), t0, 1200);
+        ack(&mut cc, 0, t0 + ms(100), t0, 8, ms(100));
+        ack(&mut cc, 0, t0 + ms(101), t0, 1, ms(100));
+        ack(&mut cc, 0, t0 + ms(102), t0, 1, ms(100));
+        nth_loss(&mut cc, t0, 1, ms(80));
+        nth_loss(&mut cc, t0, 2, ms(80));
+        assert_eq!(cc.window(PathId(0)), 7500); // 24 000 ·0.5 ·0.625, as for D-OLIA
+        assert_eq!(cc.name(), "dlia");
+        let m = cc.metrics(PathId(0)).unwrap();
+        let names: Vec<&str> = m.extras.iter().map(|x| x.name).collect();
+        assert_eq!(names, ["alpha", "cwnd_total", "rtt_mid", "beta", "congested"]);
+    }
+
+    #[test]
+    fn from_params_accepts_and_rejects() {
+        type Build = fn(&mut Params) -> Result<Box<dyn CongestionController>, CcError>;
+        let builders: [(Build, &[&str]); 2] = [
+            (dlia::from_params, dlia::PARAMS),
+            (dolia::from_params, dolia::PARAMS),
+        ];
+        for (build, params) in builders {
+            assert!(DELAY_PARAMS.iter().all(|k| params.contains(k)));
+            let run = |spec: &str| {
+                let s = Spec::parse(spec).unwrap();
+                let mut p = Params::new(&s.name, s.params);
+                build(&mut p).and_then(|cc| p.finish(params).map(|()| cc))
+            };
+            let ok = run(
+                "x:max_window=100000,probe_period=250,beta_init=0.6,beta_min=0.6,beta_max=0.8,factor=0.5,\
+                 cwnd_prev_init=2,halving_updates_state=no,halve_before_mid=off",
+            );
+            assert!(ok.is_ok());
+            assert!(matches!(
+                run("x:beta_min=0.9,beta_max=0.6"),
+                Err(CcError::BadValue { .. })
+            ));
+            assert!(matches!(run("x:factor=2"), Err(CcError::BadValue { .. })));
+            assert!(matches!(run("x:probe_period=0"), Err(CcError::BadValue { .. })));
+            assert!(matches!(
+                run("x:halve_before_mid=maybe"),
+                Err(CcError::BadValue { .. })
+            ));
+            assert!(matches!(run("x:gamma=1"), Err(CcError::UnknownParameter { .. })));
+        }
+    }
+}

@@ -376,3 +376,254 @@ impl CongestionController for Olia {
         ]))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lia::test_support::*;
+    use crate::params::{Params, Spec};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    fn cwnd(cc: &Olia, path: u32) -> f64 {
+        cc.reno_window(PathId(path)).unwrap().cwnd()
+    }
+
+    fn op(cwnd: f64, rtt: f64, inter_loss: f64) -> OliaPath {
+        OliaPath {
+            cwnd,
+            rtt,
+            inter_loss,
+        }
+    }
+
+    #[test]
+    fn per_ack_steps_match_the_linux_test_vector() {
+        // cc.md §11: (10 pkts, 20 ms) ∈ B\M and (20 pkts, 50 ms) ∈ M, n = 2, so α = +1/2 and −1/2.
+        // Path 0: 10/(10 + 20·0.02/0.05)² + 0.5/10 = 10/18² + 1/20 = 10/324 + 1/20 = 524/6480 = 0.080 864…
+        //         ×1024 = 82.80 (Linux counter: +82 per ACK).
+        let s0 = increase(
+            1.0,
+            1.0,
+            10.0,
+            0.02,
+            &[PathSample {
+                cwnd: 20.0,
+                rtt: 0.05,
+            }],
+            0.5,
+        );
+        assert!(close(s0, 524.0 / 6480.0));
+        assert!((s0 * 1024.0 - 82.8).abs() < 0.01);
+        // Path 1: 20/(20 + 10·0.05/0.02)² − 0.5/20 = 20/45² − 1/40 = 20/2025 − 1/40 = −1225/81 000
+        //         = −0.015 123…, ×1024 = −15.49 (Linux: −15).
+        let s1 = increase(
+            1.0,
+            1.0,
+            20.0,
+            0.05,
+            &[PathSample {
+                cwnd: 10.0,
+                rtt: 0.02,
+            }],
+            -0.5,
+        );
+        assert!(close(s1, -1225.0 / 81_000.0));
+        assert!((s1 * 1024.0 + 15.49).abs() < 0.01);
+        // In bytes (MSS 1200, one 1200-byte packet): 1200 × the packet value.
+        let b0 = increase(
+            1200.0,
+            1200.0,
+            12_000.0,
+            0.02,
+            &[PathSample {
+                cwnd: 24_000.0,
+                rtt: 0.05,
+            }],
+            0.5,
+        );
+        assert!(close(b0, 1200.0 * 524.0 / 6480.0));
+        // Degenerate inputs give no step.
+        assert_eq!(increase(1.0, 1.0, 0.0, 0.02, &[], 0.5), 0.0);
+        assert_eq!(increase(1.0, 1.0, 10.0, 0.0, &[], 0.5), 0.0);
+    }
+
+    #[test]
+    fn roles_of_two_paths() {
+        // ℓ/rtt²: 1000/0.0004 = 2.5e6 (best) vs 1000/0.0025 = 4e5; largest window: path 1.
+        // B = {0}, M = {1}, B\M = {0}: α0 = 1/(2·1), α1 = −1/(2·1).
+        let r = roles(&[op(10.0, 0.02, 1000.0), op(20.0, 0.05, 1000.0)]);
+        assert_eq!(
+            r,
+            vec![
+                OliaRole {
+                    epsilon: 0.5,
+                    in_best: true,
+                    in_max: false
+                },
+                OliaRole {
+                    epsilon: -0.5,
+                    in_best: false,
+                    in_max: true
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn roles_when_best_is_also_max() {
+        // Path 0 has both the largest window and the best ℓ/rtt²: B\M = ∅, every α is 0.
+        let r = roles(&[op(20.0, 0.02, 1000.0), op(10.0, 0.05, 1000.0)]);
+        assert!(r.iter().all(|x| x.epsilon == 0.0));
+        assert!(r[0].in_best && r[0].in_max && !r[1].in_best && !r[1].in_max);
+    }
+
+    #[test]
+    fn roles_with_ties_and_several_paths() {
+        // Paths 0 and 1 tie for best (1000/0.02² each), path 2 has the largest window.
+        // n = 3, |B\M| = 2, |M| = 1: α0 = α1 = 1/(3·2) = 1/6, α2 = −1/(3·1) = −1/3.
+        let r = roles(&[
+            op(10.0, 0.02, 1000.0),
+            op(10.0, 0.02, 1000.0),
+            op(30.0, 0.05, 500.0),
+        ]);
+        let eps: Vec<f64> = r.iter().map(|x| x.epsilon).collect();
+        assert!(close(eps[0], 1.0 / 6.0) && close(eps[1], 1.0 / 6.0) && close(eps[2], -1.0 / 3.0));
+        // Two paths share the largest window: |M| = 2, each gets −1/(3·2) = −1/6; path 0 ∈ B\M gets 1/3.
+        let r = roles(&[
+            op(10.0, 0.01, 5000.0),
+            op(20.0, 0.05, 100.0),
+            op(20.0, 0.05, 100.0),
+        ]);
+        let eps: Vec<f64> = r.iter().map(|x| x.epsilon).collect();
+        assert!(close(eps[0], 1.0 / 3.0) && close(eps[1], -1.0 / 6.0) && close(eps[2], -1.0 / 6.0));
+        // An unusable entry (zero RTT) is in no set and does not count in n: as the two-path case.
+        let r = roles(&[op(10.0, 0.02, 1000.0), op(99.0, 0.0, 1e9), op(20.0, 0.05, 1000.0)]);
+        assert_eq!(r[1], OliaRole::default());
+        assert_eq!((r[0].epsilon, r[2].epsilon), (0.5, -0.5));
+        assert!(roles(&[]).is_empty());
+    }
+
+    /// The two paths of the test vector in bytes: 12 000 B / 20 ms and 24 000 B / 50 ms, both in recovery
+    /// right after a halving. ℓ: path 0 acknowledged 10 packets (12 000 B) before its loss, path 1 30 packets
+    /// (36 000 B): ℓ/rtt² = 12 000/0.0004 = 3e7 (best) vs 36 000/0.0025 = 1.44e7; M = {1} (ssthresh 24 000).
+    fn two_paths() -> (Olia, Instant) {
+        let t0 = t0();
+        let mut cc = Olia::new(OliaConfig::default());
+        setup_ca(&mut cc, 0, t0, 12_000, ms(20));
+        setup_ca(&mut cc, 1, t0, 24_000, ms(50));
+        (cc, t0)
+    }
+
+    #[test]
+    fn controller_applies_positive_and_negative_steps_in_bytes() {
+        let (cc, t0) = two_paths();
+        assert_eq!(cc.inter_loss_bytes(PathId(0)), Some(12_000));
+        assert_eq!(cc.inter_loss_bytes(PathId(1)), Some(36_000));
+        let m0 = cc.metrics(PathId(0)).unwrap();
+        assert_eq!(m0.extra("epsilon"), Some(0.5));
+        assert_eq!((m0.extra("in_best"), m0.extra("in_max")), (Some(1.0), Some(0.0)));
+        let m1 = cc.metrics(PathId(1)).unwrap();
+        assert_eq!(m1.extra("epsilon"), Some(-0.5));
+        assert_eq!((m1.extra("in_best"), m1.extra("in_max")), (Some(0.0), Some(1.0)));
+        assert_eq!(m1.extra("inter_loss_bytes"), Some(36_000.0));
+
+        let (now, sent) = fresh(t0);
+        // Path 0 ∈ B\M: +1200 · 524/6480 = +97.037 bytes (0.0809 packets).
+        let mut c0 = cc.clone();
+        ack(&mut c0, 0, now, sent, 1, ms(20));
+        assert!(close(cwnd(&c0, 0), 12_000.0 + 1200.0 * 524.0 / 6480.0));
+        // Path 1 ∈ M: 1200 · (−1225/81 000) = −18.148 bytes; ssthresh follows the window down.
+        let mut c1 = cc.clone();
+        ack(&mut c1, 1, now, sent, 1, ms(50));
+        let expected = 24_000.0 - 1200.0 * 1225.0 / 81_000.0;
+        assert!(close(cwnd(&c1, 1), expected));
+        let w1 = c1.reno_window(PathId(1)).unwrap();
+        assert_eq!(w1.ssthresh(), w1.cwnd());
+        assert!(!w1.in_slow_start());
+        // ℓ1 of path 1 grew by 1200 but ℓ = max(1200, 36 000) is unchanged.
+        assert_eq!(c1.inter_loss_bytes(PathId(1)), Some(36_000));
+    }
+
+    #[test]
+    fn negative_steps_stop_at_the_minimum_window() {
+        let t0 = t0();
+        let mut cc = Olia::new(OliaConfig::default());
+        // Path 0 (10 ms): 100 packets acknowledged (ℓ = 120 000 B), then six losses in new recovery periods
+        // with nothing acknowledged between them: 132 000 → 66 000 → … → 4125 → 2400 (the minimum).
+        cc.on_path_added(PathId(0), t0, 1200);
+        ack(&mut cc, 0, t0 + ms(10), t0, 100, ms(10));
+        for i in 1..=6 {
+            loss(&mut cc, 0, t0 + ms(100 * i), t0 + ms(100 * i - 1), ms(10));
+        }
+        assert_eq!(cwnd(&cc, 0), 2400.0);
+        assert_eq!(cc.inter_loss_bytes(PathId(0)), Some(120_000));
+        // Path 1 (100 ms): one loss, 12 000 → 6000 = ssthresh, in CA.
+        cc.on_path_added(PathId(1), t0, 1200);
+        loss(&mut cc, 1, t0 + ms(50), t0, ms(100));
+        // 60 packets acknowledged on path 1: ℓ1 = 72 000 B, ℓ/rtt² = 7.2e6 < path 0's 1.2e9, so B = {0},
+        // M = {1}, α1 = −1/2. First step: 1 440 000 · (6000/(6000 + 2400·0.1/0.01)² − 0.5/6000)
+        // = 1 440 000 · (6.67e-6 − 8.33e-5) = −110.4 B, and steps grow as the window shrinks, so 60 packets
+        // would remove more than the 3600 B above the minimum: the window stops at 2400 and ssthresh follows.
+        let (now, sent) = fresh(t0);
+        ack(&mut cc, 1, now, sent, 60, ms(100));
+        assert_eq!(cwnd(&cc, 1), 2400.0);
+        assert_eq!(cc.reno_window(PathId(1)).unwrap().ssthresh(), 2400.0);
+        // Still α1 = −1/2: path 0 is in recovery, so M compares its ssthresh (2062.5) with 2400.
+        assert_eq!(cc.metrics(PathId(1)).unwrap().extra("epsilon"), Some(-0.5));
+    }
+
+    #[test]
+    fn loss_intervals_shift_only_when_bytes_were_acknowledged() {
+        let (mut cc, t0) = two_paths();
+        let (now, sent) = fresh(t0);
+        ack(&mut cc, 0, now, sent, 2, ms(20)); // ℓ1 = 2400, ℓ2 = 12 000
+        assert_eq!(cc.inter_loss_bytes(PathId(0)), Some(12_000));
+        // New recovery period: ℓ2 = 2400, ℓ1 = 0 → ℓ = 2400.
+        loss(&mut cc, 0, now + ms(1), now, ms(20));
+        assert_eq!(cc.inter_loss_bytes(PathId(0)), Some(2_400));
+        // Another new period with nothing acknowledged since (Linux's loss3 == loss2): no shift.
+        loss(&mut cc, 0, now + ms(3), now + ms(2), ms(20));
+        assert_eq!(cc.inter_loss_bytes(PathId(0)), Some(2_400));
+        // A loss inside the current period (packet sent before it began) does not shift either.
+        ack(&mut cc, 0, now + ms(4), now + ms(1), 1, ms(20)); // sent before the period: ℓ1 still counts it
+        loss(&mut cc, 0, now + ms(5), now + ms(2), ms(20));
+        assert_eq!(cc.inter_loss_bytes(PathId(0)), Some(2_400));
+    }
+
+    #[test]
+    fn one_path_is_newreno() {
+        let t0 = t0();
+        let mut cc = Olia::new(OliaConfig::default());
+        setup_ca(&mut cc, 0, t0, 12_000, ms(20));
+        let (now, sent) = fresh(t0);
+        ack(&mut cc, 0, now, sent, 3, ms(20));
+        let mut w = 12_000.0_f64;
+        for _ in 0..3 {
+            w += 1200.0 * 1200.0 / w;
+        }
+        assert_eq!(cwnd(&cc, 0).to_bits(), w.to_bits());
+        assert_eq!(cc.name(), "olia");
+    }
+
+    #[test]
+    fn from_params_accepts_and_rejects() {
+        let build = |spec: &str| {
+            let s = Spec::parse(spec).unwrap();
+            let mut p = Params::new(&s.name, s.params);
+            from_params(&mut p).and_then(|cc| p.finish(PARAMS).map(|()| cc))
+        };
+        assert_eq!(build("olia").unwrap().name(), "olia");
+        assert!(build("olia:max_window=1000000").is_ok());
+        assert!(matches!(
+            build("olia:max_window=-1"),
+            Err(CcError::BadValue { .. })
+        ));
+        assert!(matches!(
+            build("olia:scale=10"),
+            Err(CcError::UnknownParameter { .. })
+        ));
+    }
+}
