@@ -60,7 +60,12 @@
 
 pub mod balia;
 mod controller;
+pub mod delay_state;
+pub mod dlia;
+pub mod dolia;
 mod error;
+pub mod lia;
+pub mod olia;
 pub mod params;
 mod path_map;
 mod types;

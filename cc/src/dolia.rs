@@ -1,0 +1,51 @@
+//! D-OLIA: OLIA's coupled increase (Khalili et al., cc.md §5, [`crate::olia`]) with the delay-state estimator and
+//! dynamic decrease of the D-OLIA study (Lubna et al., Sensors 21:5764, 2021, Algorithms 1–2; cc.md §9), as
+//! implemented in [`crate::delay_state`] (see there for every choice the paper leaves open).
+//!
+//! With one path D-OLIA grows exactly like NewReno (OLIA's single-path case) but decreases by the dynamic β
+//! when the path is judged less congested; with `beta_min = beta_max = 0.5` it is NewReno on one path.
+
+use crate::delay_state::{DelayConfig, DelayCoupled};
+use crate::lia::max_window_param;
+use crate::olia::{Olia, OliaConfig};
+use crate::{CcError, CongestionController};
+
+/// Parameter keys accepted by [`from_params`].
+pub const PARAMS: &[&str] = &[
+    "max_window",
+    "probe_period",
+    "beta_init",
+    "beta_min",
+    "beta_max",
+    "factor",
+    "cwnd_prev_init",
+    "halving_updates_state",
+    "halve_before_mid",
+];
+
+/// The D-OLIA controller.
+pub type DOlia = DelayCoupled<Olia>;
+
+/// Configuration of [`DOlia`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DOliaConfig {
+    /// The increase's configuration.
+    pub olia: OliaConfig,
+    /// The estimator's and the decrease's configuration.
+    pub delay: DelayConfig,
+}
+
+/// A D-OLIA controller with no paths yet.
+pub fn new(config: DOliaConfig) -> DOlia {
+    DelayCoupled::new("dolia", Olia::new(config.olia), config.delay)
+}
+
+/// Builds the controller from registry parameters (consumes the keys it knows; the registry rejects the rest).
+pub fn from_params(params: &mut crate::params::Params) -> Result<Box<dyn CongestionController>, CcError> {
+    let max_window = max_window_param(params)?;
+    let delay = DelayConfig::from_params("dolia", params)?;
+    Ok(Box::new(new(DOliaConfig {
+        olia: OliaConfig { max_window },
+        delay,
+    })))
+}
