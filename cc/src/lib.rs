@@ -58,7 +58,10 @@
 //! Units: bytes, bytes per second, and caller-supplied [`std::time::Instant`]s. Algorithms are specified in
 //! the project's `references/cc.md`; each module cites the RFC or paper it follows.
 
+pub mod bbr;
+pub mod cmpbbr;
 mod controller;
+pub mod delivery_rate;
 mod error;
 pub mod params;
 mod path_map;
@@ -66,6 +69,7 @@ mod types;
 pub mod window;
 
 pub use controller::{CongestionController, PathController, PathControllerFactory, Uncoupled};
+pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 pub use error::CcError;
 pub use path_map::PathMap;
 pub use types::{
