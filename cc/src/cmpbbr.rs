@@ -343,4 +343,305 @@ impl CongestionController for CmpBbr {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+    use crate::bbr::BbrConfig;
+    use crate::bbr::tests::{Ack, MDS, Script, ms, seed_with_first_draw, startup_script, t0};
+    use crate::params::{Params, Spec};
+    use crate::{RttSnapshot, Uncoupled};
+
+    fn cmp(seed: u64) -> CmpBbr {
+        CmpBbr::new(CmpBbrConfig {
+            seed,
+            ..CmpBbrConfig::default()
+        })
+    }
+
+    /// Drives path 0 of `cc` through the startup script into ProbeBW phase 0 at 900 ms, then through the
+    /// advance rules to phase 3 at 1121 ms (as in the BBR cycle test). Returns the path's script.
+    fn path0_to_phase3(cc: &mut CmpBbr, t0: Instant) -> Script {
+        let mut s = Script::new(t0);
+        for a in startup_script() {
+            s.feed(a, |ev| cc.on_ack(ev));
+        }
+        assert_eq!(cc.bbr(PathId(0)).unwrap().cycle_index(), 0);
+        for (at, prior) in [(1002, 131_000), (1020, 106_000), (1121, 0)] {
+            s.feed(
+                Ack {
+                    prior_inflight: prior,
+                    ..Ack::at(at)
+                },
+                |ev| cc.on_ack(ev),
+            );
+        }
+        assert_eq!(cc.bbr(PathId(0)).unwrap().cycle_index(), 3);
+        s
+    }
+
+    /// One ack on path 1 carrying a rate sample of `rate` (sets its BtlBw; path 1 stays in Startup).
+    fn path1_bw(cc: &mut CmpBbr, t0: Instant, rate: u64) {
+        let mut s = Script::new(t0);
+        s.feed(
+            Ack {
+                path: PathId(1),
+                rate: Some(rate),
+                ..Ack::at(100)
+            },
+            |ev| cc.on_ack(ev),
+        );
+    }
+
+    #[test]
+    fn one_path_is_exactly_bbr() {
+        let t0 = t0();
+        let seed = 12345;
+        let mut bbr = Uncoupled::new(BbrConfig::new(seed));
+        let mut c = cmp(seed);
+        bbr.on_path_added(PathId(0), t0, MDS);
+        c.on_path_added(PathId(0), t0, MDS);
+        // A long pseudo-random script (LCG), mixing rate changes, RTT jitter, round starts, missing samples,
+        // losses, persistent congestion and idle restarts.
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = |n: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % n
+        };
+        let mut s = Script::new(t0);
+        let mut at = 0u64;
+        let mut states = std::collections::BTreeSet::new();
+        for i in 0..4000u64 {
+            at += 1 + rnd(20);
+            let base = [1_000_000u64, 3_000_000, 500_000, 2_000_000][(i / 1000) as usize % 4];
+            let r = rnd(100);
+            if r < 2 {
+                let ev = CongestionEvent {
+                    path: PathId(0),
+                    now: t0 + ms(at),
+                    sent_time: t0 + ms(at.saturating_sub(rnd(300))),
+                    lost_bytes: 1000 * (1 + rnd(5)),
+                    bytes_in_flight: rnd(300_000),
+                    persistent_congestion: rnd(10) == 0,
+                    ecn: rnd(5) == 0,
+                    rtt: RttSnapshot::from_rtt(ms(100)),
+                };
+                bbr.on_congestion(&ev);
+                c.on_congestion(&ev);
+            } else if r < 4 {
+                let ev = SentEvent {
+                    path: PathId(0),
+                    now: t0 + ms(at),
+                    bytes: 1000,
+                    bytes_in_flight: 1000,
+                    app_limited: true,
+                };
+                bbr.on_packet_sent(&ev);
+                c.on_packet_sent(&ev);
+            } else {
+                let inflight = rnd(400_000);
+                let a = Ack {
+                    at_ms: at,
+                    acked: 1000 * (1 + rnd(10)),
+                    prior_inflight: inflight + 5000,
+                    inflight,
+                    rate: (rnd(20) != 0).then(|| base / 2 + rnd(base)),
+                    // The base RTT creeps up, so RTprop expires now and then (ProbeRTT).
+                    rtt_ms: 100 + i / 50 + rnd(10),
+                    sent_ms: Some(at.saturating_sub(100 + rnd(200))),
+                    lost: if rnd(30) == 0 { 1000 } else { 0 },
+                    new_round: rnd(4) == 0,
+                    path: PathId(0),
+                };
+                s.feed(a, |ev| {
+                    bbr.on_ack(ev);
+                    c.on_ack(ev);
+                });
+            }
+            assert_eq!(bbr.window(PathId(0)), c.window(PathId(0)), "step {i}");
+            assert_eq!(bbr.pacing_rate(PathId(0)), c.pacing_rate(PathId(0)), "step {i}");
+            let (mb, mc) = (bbr.metrics(PathId(0)).unwrap(), c.metrics(PathId(0)).unwrap());
+            assert_eq!(mb.state, mc.state);
+            assert_eq!(mb.extras[..], mc.extras[..mb.extras.len()], "step {i}");
+            assert_eq!(mc.extra("n_shared"), Some(1.0));
+            states.insert(mb.state);
+        }
+        // The script is meaningful: every state was visited.
+        assert_eq!(
+            states.into_iter().collect::<Vec<_>>(),
+            vec!["drain", "probe_bw", "probe_rtt", "startup"]
+        );
+        assert_eq!(c.poll_path_advice(), None);
+    }
+
+    #[test]
+    fn equal_bandwidth_paths_share_after_hysteresis_and_halve_cruise() {
+        let t0 = t0();
+        let mut c = cmp(seed_with_first_draw(0));
+        c.on_path_added(PathId(0), t0, MDS);
+        c.on_path_added(PathId(1), t0, MDS);
+        // Path 1's BtlBw is 1 100 000 B/s: within [0.8, 1.2] · 1 000 000 of path 0.
+        path1_bw(&mut c, t0, 1_100_000);
+        let mut s = path0_to_phase3(&mut c, t0);
+        // First evaluation in phase 3 (ack at 1121): n = 2 but last = 1 → N = 1, last = 2. No division:
+        // pacing 1.0 · 1M.
+        assert_eq!(c.n_shared(PathId(0)), 1);
+        assert_eq!(c.pacing_rate(PathId(0)), Some(1_000_000));
+        // Second evaluation (1130): n = 2 and last = 2 → N = 2. Cruise phase 3 > 1, so bw_used = 1M / 2 =
+        // 500 000: pacing = 1.0 · 500 000; quantum max(500, 2 packets) = 2000; target = 2 · 500 000 · 0.1 +
+        // 3 · 2000 = 106 000; cwnd = min(206 000 + 1000, 106 000).
+        s.feed(Ack::at(1130), |ev| c.on_ack(ev));
+        assert_eq!(c.n_shared(PathId(0)), 2);
+        assert_eq!(c.pacing_rate(PathId(0)), Some(500_000));
+        assert_eq!(c.bbr(PathId(0)).unwrap().target_cwnd(), 106_000);
+        assert_eq!(c.window(PathId(0)), 106_000);
+        let m = c.metrics(PathId(0)).unwrap();
+        assert_eq!(m.extra("n_shared"), Some(2.0));
+        assert_eq!(m.extra("bw_used"), Some(500_000.0));
+        assert_eq!(m.extra("btl_bw"), Some(1_000_000.0)); // the filter keeps the undivided sample
+        // Phases 4..7 (advance every > 100 ms from 1121): still divided by N = 2.
+        for (k, idx) in [4usize, 5, 6, 7].into_iter().enumerate() {
+            s.feed(Ack::at(1121 + 101 * (k as u64 + 1)), |ev| c.on_ack(ev));
+            assert_eq!(c.bbr(PathId(0)).unwrap().cycle_index(), idx);
+            assert_eq!(c.pacing_rate(PathId(0)), Some(500_000));
+            assert_eq!(c.window(PathId(0)), 106_000);
+        }
+        // Phase 0 (1.25, at 1626): full BtlBw again: pacing 1.25 · 1M; target 2 · 1M · 0.1 + 6000 =
+        // 206 000; cwnd = min(106 000 + 1000, 206 000) = 107 000.
+        s.feed(Ack::at(1626), |ev| c.on_ack(ev));
+        assert_eq!(c.bbr(PathId(0)).unwrap().cycle_index(), 0);
+        assert_eq!(c.pacing_rate(PathId(0)), Some(1_250_000));
+        assert_eq!(c.bbr(PathId(0)).unwrap().target_cwnd(), 206_000);
+        assert_eq!(c.window(PathId(0)), 107_000);
+        // All BtlBws equal-ish: best (path 1, 1.1M) and low (path 0) differ, but N_shared = 2 blocks the
+        // benefit check.
+        assert_eq!(c.poll_path_advice(), None);
+    }
+
+    #[test]
+    fn different_bandwidth_paths_do_not_share() {
+        let t0 = t0();
+        let mut c = cmp(seed_with_first_draw(0));
+        c.on_path_added(PathId(0), t0, MDS);
+        c.on_path_added(PathId(1), t0, MDS);
+        // Path 1 at 1 300 000 B/s is outside [800 000, 1 200 000]: n = 1 every time, N stays 1.
+        path1_bw(&mut c, t0, 1_300_000);
+        let mut s = path0_to_phase3(&mut c, t0);
+        for at in [1130, 1140, 1150] {
+            s.feed(Ack::at(at), |ev| c.on_ack(ev));
+            assert_eq!(c.n_shared(PathId(0)), 1);
+            assert_eq!(c.pacing_rate(PathId(0)), Some(1_000_000));
+            assert_eq!(c.window(PathId(0)), 206_000);
+        }
+    }
+
+    #[test]
+    fn benefit_check_advises_closing_the_lowest_path_once() {
+        let t0 = t0();
+        let mut c = cmp(seed_with_first_draw(0));
+        c.on_path_added(PathId(0), t0, MDS);
+        c.on_path_added(PathId(1), t0, MDS);
+        // Path 1: BtlBw 10 MB/s from one 1000 B ack. Path 0: BtlBw 1 MB/s, delivered 650 000 B by 900 ms
+        // (10k + 20k + 40k + 80k + 5 · 100k) plus 1000 B per later ack.
+        path1_bw(&mut c, t0, 10_000_000);
+        let mut s = path0_to_phase3(&mut c, t0);
+        // At 1121 ms (path 0 enters phase 3): total = (653 000 + 1000) / 1.121 ≈ 583 408 B/s;
+        // best · (1 - 0.4) = 6 000 000 > total, N_shared(0) = 1 < 2, 2 paths, best (1) ≠ low (0): count 1.
+        // Acks at 1130, 1140, 1150 → counts 2, 3, 4: no advice yet.
+        for at in [1130, 1140, 1150] {
+            s.feed(Ack::at(at), |ev| c.on_ack(ev));
+            assert_eq!(c.poll_path_advice(), None, "at {at}");
+        }
+        // An ack of path 1 (Startup, not in phase 3) resets only path 1's own count.
+        path1_bw(&mut c, t0, 10_000_000);
+        // 1160: count 5 on the lowest path → advise closing it, once.
+        s.feed(Ack::at(1160), |ev| c.on_ack(ev));
+        assert!(matches!(
+            c.poll_path_advice(),
+            Some(PathAdvice::Close { path: PathId(0), .. })
+        ));
+        assert_eq!(c.poll_path_advice(), None);
+        s.feed(Ack::at(1170), |ev| c.on_ack(ev));
+        assert_eq!(c.poll_path_advice(), None);
+    }
+
+    #[test]
+    fn benefit_check_can_be_disabled_and_needs_consecutive_acks() {
+        let t0 = t0();
+        let mut c = CmpBbr::new(CmpBbrConfig {
+            seed: seed_with_first_draw(0),
+            benefit_check: false,
+            ..CmpBbrConfig::default()
+        });
+        c.on_path_added(PathId(0), t0, MDS);
+        c.on_path_added(PathId(1), t0, MDS);
+        path1_bw(&mut c, t0, 10_000_000);
+        let mut s = path0_to_phase3(&mut c, t0);
+        for at in [1130, 1140, 1150, 1160, 1170] {
+            s.feed(Ack::at(at), |ev| c.on_ack(ev));
+        }
+        assert_eq!(c.poll_path_advice(), None);
+
+        // Enabled, but phase 3 ends after 4 qualifying acks (1121..1150; 1222 advances to phase 4 and
+        // resets the count), and the next phase 3 is a whole cycle away.
+        let mut c = cmp(seed_with_first_draw(0));
+        c.on_path_added(PathId(0), t0, MDS);
+        c.on_path_added(PathId(1), t0, MDS);
+        path1_bw(&mut c, t0, 10_000_000);
+        let mut s = path0_to_phase3(&mut c, t0);
+        for at in [1130, 1140, 1150, 1222] {
+            s.feed(Ack::at(at), |ev| c.on_ack(ev));
+        }
+        assert_eq!(c.bbr(PathId(0)).unwrap().cycle_index(), 4);
+        assert_eq!(c.paths.get(PathId(0)).unwrap().stop_count, 0);
+        assert_eq!(c.poll_path_advice(), None);
+    }
+
+    #[test]
+    fn unknown_paths_and_removal_are_harmless() {
+        let t0 = t0();
+        let mut c = cmp(0);
+        let mut s = Script::new(t0);
+        s.feed(
+            Ack {
+                path: PathId(7),
+                ..Ack::at(10)
+            },
+            |ev| c.on_ack(ev),
+        );
+        assert_eq!(c.window(PathId(7)), 0);
+        assert_eq!(c.metrics(PathId(7)), None);
+        c.on_path_added(PathId(7), t0, MDS);
+        assert_eq!(c.window(PathId(7)), 10_000);
+        c.on_path_removed(PathId(7));
+        assert_eq!(c.pacing_rate(PathId(7)), None);
+        assert_eq!(c.name(), "c-mpbbr");
+    }
+
+    #[test]
+    fn from_params_good_and_bad() {
+        let spec = "c-mpbbr:similarity=0.3,benefit_threshold=0.5,benefit_count=3,benefit_check=off,seed=9";
+        let mut p = Params::new("c-mpbbr", Spec::parse(spec).unwrap().params);
+        let cc = from_params(&mut p).unwrap();
+        p.finish(PARAMS).unwrap();
+        assert_eq!(cc.name(), "c-mpbbr");
+        assert!(from_params(&mut Params::empty("c-mpbbr")).is_ok());
+        for bad in [
+            "c-mpbbr:similarity=1.5",
+            "c-mpbbr:similarity=-0.1",
+            "c-mpbbr:benefit_threshold=2",
+            "c-mpbbr:benefit_count=0",
+            "c-mpbbr:benefit_check=maybe",
+            "c-mpbbr:seed=x",
+        ] {
+            let mut p = Params::new("c-mpbbr", Spec::parse(bad).unwrap().params);
+            assert!(
+                matches!(from_params(&mut p), Err(CcError::BadValue { .. })),
+                "{bad}"
+            );
+        }
+        let mut p = Params::new("c-mpbbr", Spec::parse("c-mpbbr:alpha=20").unwrap().params);
+        from_params(&mut p).unwrap();
+        assert!(matches!(p.finish(PARAMS), Err(CcError::UnknownParameter { .. })));
+    }
+}

@@ -367,8 +367,8 @@ impl Bbr {
         {
             // RFC 9002 §7.3.2: a packet sent after the recovery period began was acknowledged: the period
             // ends; draft-00 §4.2.3.4 restores the cwnd on exit (applied in `set_cwnd`).
+            // The start time is kept: losses of packets sent before it still start no new period.
             self.in_recovery = false;
-            self.recovery_start = None;
             self.packet_conservation = false;
             self.restore_pending = true;
         }

@@ -435,6 +435,10 @@ fn fast_recovery_packet_conservation_and_restore() {
     );
     assert!(!b.in_recovery());
     assert_eq!(b.window(), 206_000);
+    // After the period, a late loss of a packet sent before it began (940 ≤ 950) starts no new one.
+    b.on_congestion(&loss(1060, 940, 1000, 150_000, false));
+    assert!(!b.in_recovery());
+    assert_eq!(b.window(), 205_000); // only the lost bytes are subtracted: 206 000 - 1000
 }
 
 #[test]
