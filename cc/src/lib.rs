@@ -59,8 +59,11 @@
 //! the project's `references/cc.md`; each module cites the RFC or paper it follows.
 
 pub mod balia;
+pub mod bbr;
+pub mod cmpbbr;
 mod controller;
 pub mod delay_state;
+pub mod delivery_rate;
 pub mod dlia;
 pub mod dolia;
 mod error;
@@ -74,6 +77,7 @@ pub mod window;
 pub mod wvegas;
 
 pub use controller::{CongestionController, PathController, PathControllerFactory, Uncoupled};
+pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 pub use error::CcError;
 pub use path_map::PathMap;
 pub use types::{
