@@ -1,0 +1,66 @@
+//! Errors of this crate: building a scheduler by name ([`SchedError`], from [`crate::registry`]) and a
+//! decision that names a path which cannot carry the packet ([`InvalidDecision`], from [`crate::validate`]).
+
+use thiserror::Error;
+
+use crate::PathId;
+
+/// Why a scheduler could not be built from a specification such as `"weighted:1=3,2=1"`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SchedError {
+    /// No scheduler has this name.
+    #[error("unknown scheduler `{name}`; valid names: {valid}")]
+    UnknownScheduler {
+        /// The name asked for.
+        name: String,
+        /// Every valid name, comma-separated.
+        valid: String,
+    },
+    /// The scheduler has no parameter of this name.
+    #[error("`{scheduler}` has no parameter `{key}`; valid parameters: {valid}")]
+    UnknownParameter {
+        /// The scheduler.
+        scheduler: String,
+        /// The unknown key.
+        key: String,
+        /// Valid parameters (`none` if it takes none).
+        valid: String,
+    },
+    /// A parameter's value does not parse or is out of range.
+    #[error("`{scheduler}`: bad value `{value}` for `{key}`: expected {expected}")]
+    BadValue {
+        /// The scheduler.
+        scheduler: String,
+        /// The parameter.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What would have been accepted.
+        expected: String,
+    },
+    /// The specification is not `name` or `name:key=value,key=value`.
+    #[error("malformed specification `{spec}`: {reason}; expected `name` or `name:key=value,...`")]
+    Syntax {
+        /// The specification.
+        spec: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+}
+
+/// Why a decision cannot be carried out on the current view (see [`crate::validate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum InvalidDecision {
+    /// The decision names a path the view does not contain.
+    #[error("{0} is not a path of the connection")]
+    UnknownPath(PathId),
+    /// The path is unvalidated, abandoned, potentially failed, or has no window or pacing room for the packet.
+    #[error("{0} cannot send the packet now")]
+    Unusable(PathId),
+    /// A [`crate::Decision::Paths`] list is empty.
+    #[error("empty path list")]
+    EmptyPaths,
+    /// A [`crate::Decision::Paths`] list names a path twice.
+    #[error("{0} listed twice")]
+    DuplicatePath(PathId),
+}
