@@ -58,8 +58,11 @@
 //! Units: bytes, bytes per second, and caller-supplied [`std::time::Instant`]s. Algorithms are specified in
 //! the project's `references/cc.md`; each module cites the RFC or paper it follows.
 
+pub mod ccubic;
 mod controller;
+pub mod cubic;
 mod error;
+pub mod newreno;
 pub mod params;
 mod path_map;
 mod types;
