@@ -35,6 +35,16 @@
 //!   [`crate::cubic`] and a lone small-BDP path exactly [`crate::newreno`].
 //! * RFC 6356's refinements for inflated windows during fast retransmit and for app-limited subflows are not
 //!   applied: RFC 9002 reduces at once, and app-limited paths do not grow.
+//! * A CUBIC path's state sees the path's real events. Since the path only sends `√α1·W_CUBIC`, its ACK
+//!   clock (slow-start growth and the per-ACK approach to CUBIC's time-based target) runs at that rate: the
+//!   CUBIC curve itself (K, `W_max`) is unchanged, but the window lags it a little more than plain CUBIC's.
+//!   `ssthresh` is reported scaled like the window.
+//!
+//! Metrics extras (per path): `alpha1`, `alpha2` (connection-wide), `virtual_reno_cwnd` (bytes: the window
+//! the path contributes to α1, i.e. `VirtualW_RENO` for a CUBIC path and the real window for a LIA path),
+//! `virtual_lia_cwnd` (bytes: the same for α2), `cubic_scale` (`√min(α1, 1)` on CUBIC paths, 1 on LIA paths),
+//! `large_bdp` (0/1), `bdp_packets` (the classification estimate), then CUBIC's `w_max`, `k`, `w_est`,
+//! `cwnd_prior` (meaningful on CUBIC paths only).
 
 use std::time::{Duration, Instant};
 
