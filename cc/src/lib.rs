@@ -60,17 +60,21 @@
 
 pub mod balia;
 pub mod bbr;
+pub mod ccubic;
 pub mod cmpbbr;
 mod controller;
+pub mod cubic;
 pub mod delay_state;
 pub mod delivery_rate;
 pub mod dlia;
 pub mod dolia;
 mod error;
 pub mod lia;
+pub mod newreno;
 pub mod olia;
 pub mod params;
 mod path_map;
+pub mod registry;
 mod types;
 pub mod vegas;
 pub mod window;
