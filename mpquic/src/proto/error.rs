@@ -87,7 +87,11 @@ pub struct TransportError {
 impl TransportError {
     /// An error with `code` and `reason`, not tied to a frame.
     pub const fn new(code: TransportErrorCode, reason: &'static str) -> Self {
-        TransportError { code, frame_type: None, reason }
+        TransportError {
+            code,
+            frame_type: None,
+            reason,
+        }
     }
 
     /// The same error, attributed to frame type `frame_type`.
@@ -130,7 +134,10 @@ mod tests {
         assert_eq!(TransportErrorCode::NO_VIABLE_PATH.0, 0x10);
         assert_eq!(TransportErrorCode::crypto(0x2a).0, 0x12a);
         assert_eq!(TransportErrorCode::crypto(0x2a).name(), Some("CRYPTO_ERROR"));
-        assert_eq!(format!("{:?}", TransportErrorCode(0x08)), "TRANSPORT_PARAMETER_ERROR(0x8)");
+        assert_eq!(
+            format!("{:?}", TransportErrorCode(0x08)),
+            "TRANSPORT_PARAMETER_ERROR(0x8)"
+        );
         let e = TransportError::frame_encoding("bad").with_frame(0x1c);
         assert_eq!(e.to_string(), "FRAME_ENCODING_ERROR(0x7): bad (frame type 0x1c)");
     }

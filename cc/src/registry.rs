@@ -1,0 +1,166 @@
+//! Builds any controller from a specification such as `"cubic"`, `"olia"` or `"ccubic:variant=a2"`, and lists
+//! them all, so that a perf flag, a simulator scenario and a test name controllers the same way.
+//!
+//! A specification is `name` or `name:key=value,key=value` (see [`crate::params::Spec`]). Unknown names and
+//! parameters are errors that list what is valid; values are range-checked.
+
+use crate::params::{Params, Spec};
+use crate::{CcError, CongestionController};
+
+/// Whether an algorithm couples its paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coupling {
+    /// A single-path algorithm run independently on each path ([`crate::Uncoupled`]).
+    Uncoupled,
+    /// A multipath algorithm whose paths share state.
+    Coupled,
+}
+
+/// One registered algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct AlgorithmInfo {
+    /// Registry name.
+    pub name: &'static str,
+    /// Other accepted names.
+    pub aliases: &'static [&'static str],
+    /// One-line description.
+    pub description: &'static str,
+    /// Coupled or not.
+    pub coupling: Coupling,
+    /// Accepted parameter keys.
+    pub params: &'static [&'static str],
+    build: fn(&mut Params) -> Result<Box<dyn CongestionController>, CcError>,
+}
+
+impl AlgorithmInfo {
+    /// Builds the algorithm with the given parameters; unknown keys are rejected.
+    pub fn build(&self, pairs: Vec<(String, String)>) -> Result<Box<dyn CongestionController>, CcError> {
+        let mut params = Params::new(self.name, pairs);
+        let controller = (self.build)(&mut params)?;
+        params.finish(self.params)?;
+        Ok(controller)
+    }
+}
+
+macro_rules! entry {
+    ($module:ident, $name:literal, [$($alias:literal),*], $coupling:ident, $description:literal) => {
+        AlgorithmInfo {
+            name: $name,
+            aliases: &[$($alias),*],
+            description: $description,
+            coupling: Coupling::$coupling,
+            params: crate::$module::PARAMS,
+            build: crate::$module::from_params,
+        }
+    };
+}
+
+static ALGORITHMS: &[AlgorithmInfo] = &[
+    entry!(
+        newreno,
+        "newreno",
+        ["reno"],
+        Uncoupled,
+        "NewReno as specified for QUIC (RFC 9002 §7)"
+    ),
+    entry!(
+        cubic,
+        "cubic",
+        [],
+        Uncoupled,
+        "CUBIC (RFC 9438) with the QUIC adaptations (RFC 9002 recovery, byte windows)"
+    ),
+    entry!(
+        vegas,
+        "vegas",
+        [],
+        Uncoupled,
+        "TCP Vegas: delay-based, keeps alpha..beta packets queued"
+    ),
+    entry!(
+        bbr,
+        "bbr",
+        ["bbr1", "bbrv1"],
+        Uncoupled,
+        "BBRv1 (draft-cardwell-iccrg-bbr-congestion-control-00)"
+    ),
+    entry!(
+        lia,
+        "lia",
+        ["coupled"],
+        Coupled,
+        "Linked Increases (RFC 6356), the MPTCP default"
+    ),
+    entry!(
+        olia,
+        "olia",
+        [],
+        Coupled,
+        "Opportunistic LIA (Khalili et al., ToN 2013): Pareto-optimal"
+    ),
+    entry!(
+        balia,
+        "balia",
+        [],
+        Coupled,
+        "Balanced LIA (Peng et al., ToN 2016)"
+    ),
+    entry!(
+        wvegas,
+        "wvegas",
+        [],
+        Coupled,
+        "Weighted Vegas (Cao et al., ICNP 2012): delay-based coupling"
+    ),
+    entry!(
+        ccubic,
+        "ccubic",
+        ["coupled-cubic"],
+        Coupled,
+        "Coupled CUBIC (Lee et al. 2023): CUBIC on large-BDP paths, LIA elsewhere"
+    ),
+    entry!(
+        cmpbbr,
+        "c-mpbbr",
+        ["cmpbbr"],
+        Coupled,
+        "C-MPBBR (Mahmud et al. 2020): BBR with shared-bottleneck rate division"
+    ),
+    entry!(
+        dlia,
+        "dlia",
+        ["d-lia"],
+        Coupled,
+        "D-LIA: LIA increase with a delay-aware dynamic decrease"
+    ),
+    entry!(
+        dolia,
+        "dolia",
+        ["d-olia"],
+        Coupled,
+        "D-OLIA (Lubna et al. 2021): OLIA increase with a delay-aware decrease"
+    ),
+];
+
+/// Every registered algorithm, in a fixed order.
+pub fn list() -> &'static [AlgorithmInfo] {
+    ALGORITHMS
+}
+
+/// The algorithm registered under `name` or one of its aliases (case-insensitive).
+pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
+    let name = name.trim().to_ascii_lowercase();
+    ALGORITHMS
+        .iter()
+        .find(|a| a.name == name || a.aliases.contains(&name.as_str()))
+}
+
+/// Builds a controller from a specification (`"olia"`, `"cubic:beta=0.8"`).
+pub fn build(spec: &str) -> Result<Box<dyn CongestionController>, CcError> {
+    let spec = Spec::parse(spec)?;
+    let info = find(&spec.name).ok_or_else(|| CcError::UnknownAlgorithm {
+        name: spec.name.clone(),
+        valid: ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+    })?;
+    info.build(spec.params)
+}
