@@ -4,6 +4,7 @@
 
 pub mod coding;
 pub mod error;
+pub mod frame;
 pub mod packet_number;
 
 pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
