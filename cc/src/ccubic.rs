@@ -49,6 +49,7 @@
 use std::time::{Duration, Instant};
 
 use crate::cubic::{CubicConfig, CubicWindow};
+use crate::lia;
 use crate::params::Params;
 use crate::window::LOSS_REDUCTION_FACTOR;
 use crate::{
@@ -178,37 +179,21 @@ pub fn virtual_reno_packets(w_cubic_packets: f64, rtt_secs: f64, c: f64, beta: f
     if v.is_finite() { v } else { 0.0 }
 }
 
-/// LIA's α (RFC 6356; cc.md §4 and §8 Eq. 1) over `(window, rtt)` pairs: `Σw · max(w/rtt²) / (Σ w/rtt)²`.
+/// LIA's α (RFC 6356; cc.md §4 and §8 Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
 /// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined.
 fn lia_alpha(paths: impl Iterator<Item = (f64, f64)>) -> (f64, f64, usize) {
-    let (mut total, mut best, mut denom, mut n) = (0.0_f64, 0.0_f64, 0.0_f64, 0usize);
-    for (w, rtt) in paths {
-        total += w;
-        best = best.max(w / (rtt * rtt));
-        denom += w / rtt;
-        n += 1;
-    }
-    let alpha = total * best / (denom * denom);
-    let alpha = if alpha.is_finite() && alpha > 0.0 {
-        alpha
-    } else {
-        1.0
-    };
-    (alpha, total, n)
+    let samples: Vec<lia::PathSample> = paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt }).collect();
+    let alpha = lia::alpha(&samples).filter(|a| *a > 0.0).unwrap_or(1.0);
+    (alpha, lia::cwnd_total(&samples), samples.len())
 }
 
-/// RFC 6356 per-packet increase in bytes: `min(α·bytes·MSS/Σw, bytes·MSS/w_r)`.
+/// RFC 6356 per-packet increase in bytes ([`crate::lia::increase`]); NewReno's when the total is unusable.
 fn lia_increase(alpha: f64, sum_w: f64, w: &RenoWindow, packet: &AckedPacket) -> f64 {
-    let reno = w.reno_increase(packet);
     if sum_w.is_nan() || sum_w <= 0.0 {
-        return reno;
+        return w.reno_increase(packet);
     }
-    let coupled = alpha * packet.bytes as f64 * w.max_datagram_size() as f64 / sum_w;
-    if coupled.is_finite() {
-        coupled.min(reno)
-    } else {
-        reno
-    }
+    let mss = w.max_datagram_size() as f64;
+    lia::increase(alpha, packet.bytes as f64, mss, sum_w, w.cwnd())
 }
 
 #[derive(Clone, Debug)]
