@@ -359,6 +359,17 @@ impl PartialDecode {
         self.len == 0
     }
 
+    /// The check a client makes on a packet from the server before processing it.
+    pub fn check_received_by_client(&self) -> Result<(), PacketDecodeError> {
+        // RFC 9000 §17.2.2: "Initial packets sent by the server MUST set the Token Length field to 0; clients
+        // that receive an Initial packet with a non-zero Token Length field MUST either discard the packet or
+        // generate a connection error of type PROTOCOL_VIOLATION." We discard it.
+        if self.ty == PacketType::Initial && self.token_len != 0 {
+            return Err(PacketDecodeError::invalid("server Initial with a token"));
+        }
+        Ok(())
+    }
+
     /// Applies the header-protection `mask` (RFC 9001 §5.4.1) to `packet` in place and finishes the header.
     /// `packet` holds this packet's bytes from its first byte (at least [`len`](Self::len) bytes).
     pub fn remove_protection(self, packet: &mut [u8], mask: &[u8; 5]) -> Result<Header, PacketDecodeError> {

@@ -279,6 +279,39 @@ fn local_cid_len_above_20_is_rejected() {
 }
 
 #[test]
+fn client_drops_server_initial_with_token() {
+    let (d, s) = (cid("0102030405060708"), cid("0a0b"));
+    let with = encode_packet(
+        OutgoingHeader::Initial {
+            dcid: &d,
+            scid: &s,
+            token: b"t",
+        },
+        0,
+        100,
+    );
+    let pd = protected(DecodedPacket::decode(&with, 8).unwrap());
+    assert_eq!(
+        pd.check_received_by_client(),
+        Err(PacketDecodeError::Invalid("server Initial with a token"))
+    );
+    let without = encode_packet(
+        OutgoingHeader::Initial {
+            dcid: &d,
+            scid: &s,
+            token: &[],
+        },
+        0,
+        100,
+    );
+    assert!(
+        protected(DecodedPacket::decode(&without, 8).unwrap())
+            .check_received_by_client()
+            .is_ok()
+    );
+}
+
+#[test]
 fn retry_with_empty_token_is_dropped() {
     let p = hex("ff000000010008f067a5502a4262b504a265ba2eff4d829058fb3f0f2496ba");
     assert_eq!(invalid(DecodedPacket::decode(&p, 0)), "Retry with an empty token");
