@@ -5,7 +5,9 @@
 pub mod coding;
 pub mod error;
 pub mod frame;
+pub mod packet;
 pub mod packet_number;
+pub mod transport_params;
 
 pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
 pub use error::{TransportError, TransportErrorCode};
