@@ -34,7 +34,7 @@ enum Step {
     Ack {
         path: u32,
         packets: u8,
-        rtt_ms: u16,
+        rtt_ms: u32,
         app_limited: bool,
         rate_kbps: Option<u32>,
     },
@@ -62,7 +62,7 @@ fn step(max_path: u32) -> impl Strategy<Value = (u16, Step)> {
     let p = 0..=max_path;
     let s = prop_oneof![
         6 => (p.clone(), 1u8..40, any::<bool>()).prop_map(|(path, packets, app_limited)| Step::Send { path, packets, app_limited: app_limited && packets % 4 == 0 }),
-        8 => (p.clone(), 1u8..40, 1u16..600, any::<bool>(), proptest::option::of(1u32..2_000_000))
+        8 => (p.clone(), 1u8..40, prop_oneof![8 => 1u32..600, 1 => Just(0u32), 1 => Just(100_000u32)], any::<bool>(), proptest::option::of(1u32..2_000_000))
             .prop_map(|(path, packets, rtt_ms, a, rate_kbps)| Step::Ack { path, packets, rtt_ms, app_limited: a && rtt_ms % 5 == 0, rate_kbps }),
         2 => (p.clone(), 1u8..20, any::<bool>(), any::<bool>(), 0u16..2000)
             .prop_map(|(path, packets, persistent, ecn, sent_ago_ms)| Step::Loss { path, packets, persistent: persistent && packets % 5 == 0, ecn: ecn && packets % 3 == 0, sent_ago_ms }),
@@ -223,6 +223,14 @@ fn run(
     }
 }
 
+/// The number of proptest cases: `PROPTEST_CASES` if set, else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn windows(cc: &dyn CongestionController, live: &[(PathId, u16)]) -> Vec<(u64, Option<u64>)> {
     live.iter()
         .map(|(id, _)| (cc.window(*id), cc.pacing_rate(*id)))
@@ -254,7 +262,7 @@ fn check_invariants(name: &str, cc: &dyn CongestionController, live: &[(PathId, 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(512), ..ProptestConfig::default() })]
 
     #[test]
     fn every_controller_keeps_windows_bounded_and_is_deterministic((mss, steps) in scenario(8)) {
@@ -292,7 +300,7 @@ const SINGLE_PATH_EQUIVALENTS: &[(&str, &str)] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(512), ..ProptestConfig::default() })]
 
     #[test]
     fn coupled_controllers_on_one_path_match_their_single_path_counterpart((mss, steps) in scenario(1)) {
