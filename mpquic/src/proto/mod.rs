@@ -2,12 +2,14 @@
 //!
 //! Every decoder here reads untrusted bytes: it never panics and reports a typed error instead.
 
+pub mod ack_tracker;
 pub mod coding;
 pub mod crypto;
 pub mod error;
 pub mod frame;
 pub mod packet;
 pub mod packet_number;
+pub mod range_set;
 pub mod transport_params;
 
 pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
