@@ -8,6 +8,8 @@ pub mod error;
 pub mod frame;
 pub mod packet;
 pub mod packet_number;
+pub mod stateless;
+pub mod token;
 pub mod transport_params;
 
 pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
