@@ -10,6 +10,8 @@ pub mod frame;
 pub mod packet;
 pub mod packet_number;
 pub mod range_set;
+pub mod stateless;
+pub mod token;
 pub mod transport_params;
 
 pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
