@@ -2,6 +2,7 @@
 //!
 //! Every decoder here reads untrusted bytes: it never panics and reports a typed error instead.
 
+pub mod cid;
 pub mod coding;
 pub mod crypto;
 pub mod error;
