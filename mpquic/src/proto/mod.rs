@@ -3,6 +3,7 @@
 //! Every decoder here reads untrusted bytes: it never panics and reports a typed error instead.
 
 pub mod ack_tracker;
+pub mod cid;
 pub mod coding;
 pub mod crypto;
 pub mod error;
