@@ -19,11 +19,10 @@
 //! Version Negotiation per datagram (RFC 9000 §17.2.5.1 and §17.2.1), and sending a Stateless Reset only for
 //! packets that match no connection.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use ring::hmac;
+pub use crate::proto::cid::ResetKey;
 use thiserror::Error;
 
 use crate::cc::PathId;
@@ -33,8 +32,8 @@ use crate::proto::error::TransportError;
 use crate::proto::frame::ConnectionClose;
 use crate::proto::packet::{
     ConnectionId, DecodedPacket, MAX_CID_SIZE, MIN_STATELESS_RESET_SIZE, OutgoingHeader, PacketDecodeError,
-    PacketType, PartialDecode, RESET_TOKEN_SIZE, ResetToken, VersionNegotiation, check_initial_datagram_size,
-    encode_retry, encode_stateless_reset, stateless_reset_size,
+    PacketType, PartialDecode, VersionNegotiation, check_initial_datagram_size, encode_retry,
+    encode_stateless_reset, stateless_reset_size,
 };
 use crate::proto::token::{InitialDecision, NONCE_LEN, TokenValidator};
 
@@ -121,39 +120,6 @@ impl ResponseLimiter for ResponseBucket {
         } else {
             false
         }
-    }
-}
-
-/// Derives stateless reset tokens from connection IDs with a static key (RFC 9000 §10.3.2: "An endpoint could
-/// use HMAC (for example, HMAC(static_key, connection_id))"): HMAC-SHA256, truncated to 16 bytes. The same
-/// key must issue the tokens (in NEW_CONNECTION_ID frames and the stateless_reset_token transport parameter)
-/// and build the resets.
-pub struct ResetKey {
-    key: hmac::Key,
-}
-
-impl ResetKey {
-    /// A key from a secret of at least 32 bytes drawn from a CSPRNG.
-    pub fn new(secret: &[u8; 32]) -> Self {
-        ResetKey {
-            key: hmac::Key::new(hmac::HMAC_SHA256, secret),
-        }
-    }
-
-    /// The stateless reset token of `cid`.
-    pub fn token(&self, cid: &ConnectionId) -> ResetToken {
-        let tag = hmac::sign(&self.key, cid.as_slice());
-        let mut token = [0u8; RESET_TOKEN_SIZE];
-        for (t, b) in token.iter_mut().zip(tag.as_ref()) {
-            *t = *b;
-        }
-        ResetToken(token)
-    }
-}
-
-impl fmt::Debug for ResetKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ResetKey(..)")
     }
 }
 
