@@ -11,6 +11,7 @@ pub mod frame;
 pub mod packet;
 pub mod packet_number;
 pub mod range_set;
+pub mod recovery;
 pub mod stateless;
 pub mod token;
 pub mod transport_params;

@@ -1,0 +1,168 @@
+//! A token-bucket pacer for one path (RFC 9002 §7.7).
+//!
+//! RFC 9002 §7.7: "A sender SHOULD pace sending of all in-flight packets based on input from the congestion
+//! controller." The controller gives a rate ([`crate::cc::CongestionController::pacing_rate`]); the bucket
+//! refills at that rate and holds at most `burst` bytes, so after an idle period a burst of a few packets
+//! leaves at once (like an initial window) and then packets are spread at the rate. Without a rate the pacer
+//! does nothing: the path is limited by its window only.
+//!
+//! Tokens are kept in byte-nanoseconds (`bytes · 10^9`) in a `u128`, so refills are exact (no drift from
+//! rounding) and no product can overflow: a rate below `2^64` B/s times an elapsed time below `2^64` ns fits.
+
+use std::time::{Duration, Instant};
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// Default burst, in packets of the maximum datagram size (as RFC 9002 §7.2's initial window of 10 packets).
+pub const DEFAULT_BURST_PACKETS: u32 = 10;
+
+/// A token bucket fed by the congestion controller's pacing rate.
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    /// Capacity in bytes.
+    burst: u64,
+    /// Tokens in byte-nanoseconds.
+    tokens: u128,
+    last: Option<Instant>,
+}
+
+impl Pacer {
+    /// A full bucket of `burst_packets · max_datagram_size` bytes (at least one datagram).
+    pub fn new(max_datagram_size: u16, burst_packets: u32) -> Self {
+        let burst = Self::burst_bytes(max_datagram_size, burst_packets);
+        Pacer {
+            burst,
+            tokens: u128::from(burst) * NANOS_PER_SEC,
+            last: None,
+        }
+    }
+
+    fn burst_bytes(max_datagram_size: u16, burst_packets: u32) -> u64 {
+        u64::from(max_datagram_size).max(1) * u64::from(burst_packets.max(1))
+    }
+
+    /// Bucket capacity in bytes.
+    pub fn burst(&self) -> u64 {
+        self.burst
+    }
+
+    /// Changes the capacity (PMTU change); tokens above the new capacity are dropped.
+    pub fn set_burst(&mut self, max_datagram_size: u16, burst_packets: u32) {
+        self.burst = Self::burst_bytes(max_datagram_size, burst_packets);
+        self.tokens = self.tokens.min(self.capacity());
+    }
+
+    fn capacity(&self) -> u128 {
+        u128::from(self.burst) * NANOS_PER_SEC
+    }
+
+    /// Tokens available at `now` in whole bytes, at `rate` bytes per second.
+    pub fn available(&self, now: Instant, rate: u64) -> u64 {
+        u64::try_from(self.refilled(now, rate) / NANOS_PER_SEC).unwrap_or(u64::MAX)
+    }
+
+    fn refilled(&self, now: Instant, rate: u64) -> u128 {
+        let elapsed = self
+            .last
+            .map_or(Duration::ZERO, |l| now.saturating_duration_since(l));
+        let add = u128::from(rate).saturating_mul(elapsed.as_nanos());
+        self.tokens.saturating_add(add).min(self.capacity())
+    }
+
+    /// When a packet of `size` bytes may leave: `None` if now (or if `rate` is `None`: no pacing), else the
+    /// instant at which the bucket will hold `size` bytes (`min(size, burst)`: a packet larger than the bucket
+    /// waits for a full bucket).
+    pub fn next_send_time(&self, now: Instant, size: u64, rate: Option<u64>) -> Option<Instant> {
+        let rate = rate?;
+        let need = u128::from(size.min(self.burst)) * NANOS_PER_SEC;
+        let have = self.refilled(now, rate);
+        if have >= need || rate == 0 {
+            // A zero rate would never refill: treat it as "no pacing" rather than stalling the path forever.
+            return None;
+        }
+        // Wait for the deficit, rounded up to the next nanosecond.
+        let wait = (need - have).div_ceil(u128::from(rate));
+        let wait = Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX));
+        now.checked_add(wait)
+    }
+
+    /// A packet of `size` bytes left at `now` (the bucket may go down to zero; it never goes negative, so an
+    /// over-sized or early send just empties it).
+    pub fn on_sent(&mut self, now: Instant, size: u64, rate: Option<u64>) {
+        let Some(rate) = rate else {
+            // Not pacing: keep the bucket full so that pacing starts with a burst when a rate appears.
+            self.tokens = self.capacity();
+            self.last = Some(now);
+            return;
+        };
+        let have = self.refilled(now, rate);
+        self.tokens = have.saturating_sub(u128::from(size) * NANOS_PER_SEC);
+        self.last = Some(self.last.map_or(now, |l| l.max(now)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[allow(clippy::disallowed_methods)] // test set-up needs a base instant
+    fn t0() -> Instant {
+        Instant::now()
+    }
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    #[test]
+    fn burst_then_spread_at_rate_by_hand() {
+        let t0 = t0();
+        // 1.2 MB/s = 1200 B per ms; burst 2 packets of 1200 B.
+        let rate = Some(1_200_000);
+        let mut p = Pacer::new(1200, 2);
+        assert_eq!(p.burst(), 2400);
+        // The full bucket lets two packets leave at t0.
+        assert_eq!(p.next_send_time(t0, 1200, rate), None);
+        p.on_sent(t0, 1200, rate);
+        assert_eq!(p.next_send_time(t0, 1200, rate), None);
+        p.on_sent(t0, 1200, rate);
+        // Empty: the third waits 1200 B / 1.2 MB/s = 1 ms.
+        assert_eq!(p.next_send_time(t0, 1200, rate), Some(t0 + us(1000)));
+        // At 0.5 ms, 600 B have accumulated: 0.5 ms more.
+        assert_eq!(p.next_send_time(t0 + us(500), 1200, rate), Some(t0 + us(1000)));
+        assert_eq!(p.available(t0 + us(500), 1_200_000), 600);
+        p.on_sent(t0 + us(1000), 1200, rate);
+        // A 600 B packet right after: 0.5 ms.
+        assert_eq!(p.next_send_time(t0 + us(1000), 600, rate), Some(t0 + us(1500)));
+        // After a long idle period the bucket is full again (2400 B, not more).
+        assert_eq!(p.available(t0 + Duration::from_secs(10), 1_200_000), 2400);
+        // A packet larger than the bucket waits for a full bucket only.
+        p.on_sent(t0 + us(1000), 5000, rate);
+        assert_eq!(p.next_send_time(t0 + us(1000), 5000, rate), Some(t0 + us(3000)));
+    }
+
+    #[test]
+    fn no_rate_means_no_pacing() {
+        let t0 = t0();
+        let mut p = Pacer::new(1200, 1);
+        for _ in 0..100 {
+            assert_eq!(p.next_send_time(t0, 1200, None), None);
+            p.on_sent(t0, 1200, None);
+        }
+        // A zero rate does not stall the path either.
+        assert_eq!(p.next_send_time(t0, 1200, Some(0)), None);
+    }
+
+    #[test]
+    fn extreme_rates_do_not_overflow() {
+        let t0 = t0();
+        let mut p = Pacer::new(u16::MAX, u32::MAX);
+        p.on_sent(t0, u64::MAX, Some(u64::MAX));
+        let _ = p.next_send_time(t0 + Duration::from_secs(1 << 40), u64::MAX, Some(u64::MAX));
+        p.on_sent(t0, u64::MAX, Some(1));
+        let t = p.next_send_time(t0, u64::MAX, Some(1));
+        assert!(t.is_none_or(|t| t > t0));
+        p.set_burst(1200, 10);
+        assert_eq!(p.burst(), 12_000);
+    }
+}
