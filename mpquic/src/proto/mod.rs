@@ -8,6 +8,7 @@ pub mod error;
 pub mod frame;
 pub mod packet;
 pub mod packet_number;
+pub mod streams;
 pub mod transport_params;
 
 pub use coding::{Decoder, UnexpectedEnd, VarInt, VarIntBoundsExceeded};
