@@ -13,6 +13,7 @@ pub mod packet_number;
 pub mod range_set;
 pub mod recovery;
 pub mod stateless;
+pub mod streams;
 pub mod token;
 pub mod transport_params;
 

@@ -1,0 +1,219 @@
+//! Flow control (RFC 9000 §4): the credit the peer gave us ([`SendCredit`]) and the window we give the peer
+//! ([`RecvWindow`]), each used once per stream and once for the connection.
+//!
+//! Receive windows are auto-tuned: when an update is due (less than half the window is left, counted from
+//! what the application consumed) and the previous update is less than two round-trip times old, the
+//! consumer is draining the window faster than the peer can refill it across one round trip, so the window
+//! limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the window, so
+//! memory follows the application's reading rate. This is the scheme of quiche and Chromium.
+
+use std::time::{Duration, Instant};
+
+/// Credit granted by the peer: we may send up to `max` bytes (or streams) in total.
+#[derive(Debug, Clone)]
+pub(crate) struct SendCredit {
+    /// The peer's limit.
+    max: u64,
+    /// How much of it is used.
+    used: u64,
+    /// The limit at which we last reported being blocked, so each limit is reported once.
+    blocked_reported: Option<u64>,
+}
+
+impl SendCredit {
+    /// Credit up to `max`.
+    pub(crate) fn new(max: u64) -> Self {
+        SendCredit {
+            max,
+            used: 0,
+            blocked_reported: None,
+        }
+    }
+
+    /// The peer's current limit.
+    pub(crate) fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// How much is used.
+    pub(crate) fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// What is left.
+    pub(crate) fn available(&self) -> u64 {
+        self.max.saturating_sub(self.used)
+    }
+
+    /// Applies a new limit from the peer; returns whether it raised the limit.
+    ///
+    /// RFC 9000 §4.1: "A receiver MUST ignore any MAX_STREAM_DATA or MAX_DATA frames that do not increase flow
+    /// control limits." (and §4.6 likewise for MAX_STREAMS: "MAX_STREAMS frames that do not increase the stream
+    /// limit MUST be ignored").
+    pub(crate) fn raise(&mut self, max: u64) -> bool {
+        if max > self.max {
+            self.max = max;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Uses `n` units; the caller never uses more than [`SendCredit::available`].
+    pub(crate) fn consume(&mut self, n: u64) {
+        debug_assert!(n <= self.available());
+        self.used = self.used.saturating_add(n);
+    }
+
+    /// If the credit is exhausted and that was not reported at this limit yet, the limit to report in a
+    /// *_BLOCKED frame (RFC 9000 §4.1: "A sender SHOULD send a STREAM_DATA_BLOCKED or DATA_BLOCKED frame to
+    /// indicate to the receiver that it has data to write but is blocked by flow control limits").
+    pub(crate) fn take_blocked(&mut self) -> Option<u64> {
+        if self.available() == 0 && self.blocked_reported != Some(self.max) {
+            self.blocked_reported = Some(self.max);
+            Some(self.max)
+        } else {
+            None
+        }
+    }
+
+    /// Whether we are still blocked at `limit` (a lost *_BLOCKED frame is only worth re-sending then).
+    pub(crate) fn blocked_at(&self, limit: u64) -> bool {
+        self.max == limit && self.available() == 0
+    }
+}
+
+/// Why received data breaks a [`RecvWindow`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WindowExceeded;
+
+/// The window we advertise to the peer.
+#[derive(Debug, Clone)]
+pub(crate) struct RecvWindow {
+    /// The limit the peer knows (or will know once the pending update is sent).
+    advertised: u64,
+    /// The highest offset received (stream) or the sum of those (connection).
+    received: u64,
+    /// What the application consumed (read or discarded).
+    consumed: u64,
+    /// Current window size.
+    window: u64,
+    /// Auto-tuning cap.
+    max_window: u64,
+    /// When the advertised limit was last raised.
+    last_update: Option<Instant>,
+}
+
+impl RecvWindow {
+    /// A window of `window` bytes that auto-tunes up to `max_window`.
+    pub(crate) fn new(window: u64, max_window: u64) -> Self {
+        RecvWindow {
+            advertised: window,
+            received: 0,
+            consumed: 0,
+            window,
+            max_window: max_window.max(window),
+            last_update: None,
+        }
+    }
+
+    /// The advertised limit.
+    pub(crate) fn advertised(&self) -> u64 {
+        self.advertised
+    }
+
+    /// The highest offset (or total) received.
+    pub(crate) fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// The current window size.
+    pub(crate) fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Records that the peer's data now reaches `end`; an error if that exceeds the advertised limit.
+    /// Returns how much `received` grew.
+    pub(crate) fn receive_up_to(&mut self, end: u64) -> Result<u64, WindowExceeded> {
+        if end > self.advertised {
+            return Err(WindowExceeded);
+        }
+        let grew = end.saturating_sub(self.received);
+        self.received = self.received.max(end);
+        Ok(grew)
+    }
+
+    /// Adds `n` to the received total (connection level); an error if that exceeds the advertised limit.
+    pub(crate) fn receive_more(&mut self, n: u64) -> Result<(), WindowExceeded> {
+        let end = self.received.checked_add(n).ok_or(WindowExceeded)?;
+        self.receive_up_to(end).map(|_| ())
+    }
+
+    /// Records that the application consumed `n` more bytes. `now` (when known) and `rtt` drive
+    /// auto-tuning. Returns whether the advertised limit was raised (a MAX_DATA / MAX_STREAM_DATA is due).
+    ///
+    /// The update is due when less than half the window is left: sending it earlier wastes frames, later
+    /// risks stalling the peer.
+    pub(crate) fn consume(&mut self, n: u64, now: Option<Instant>, rtt: Duration) -> bool {
+        self.consumed = self.consumed.saturating_add(n).min(self.received);
+        let left = self.advertised.saturating_sub(self.consumed);
+        if left >= self.window / 2 {
+            return false;
+        }
+        if let (Some(now), Some(last)) = (now, self.last_update) {
+            if now.saturating_duration_since(last) < rtt.saturating_mul(2) {
+                self.window = self.window.saturating_mul(2).min(self.max_window);
+            }
+        }
+        if now.is_some() {
+            self.last_update = now;
+        }
+        let new = self.consumed.saturating_add(self.window);
+        if new > self.advertised {
+            self.advertised = new;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Raises the window to at least `window` (capped at the maximum), e.g. to keep the connection window
+    /// above a stream window that grew.
+    pub(crate) fn ensure_window(&mut self, window: u64) {
+        self.window = self.window.max(window.min(self.max_window));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn send_credit_ignores_non_increasing_limits() {
+        let mut c = SendCredit::new(100);
+        assert!(!c.raise(100));
+        assert!(!c.raise(50));
+        assert_eq!(c.max(), 100);
+        c.consume(100);
+        assert_eq!(c.take_blocked(), Some(100));
+        assert_eq!(c.take_blocked(), None, "each limit is reported once");
+        assert!(c.blocked_at(100));
+        assert!(c.raise(150));
+        assert!(!c.blocked_at(100));
+        assert_eq!(c.available(), 50);
+        assert_eq!(c.used(), 100);
+    }
+
+    #[test]
+    fn recv_window_update_threshold_is_half_the_window() {
+        let mut w = RecvWindow::new(100, 100);
+        w.receive_up_to(100).unwrap();
+        assert_eq!(w.receive_up_to(101), Err(WindowExceeded));
+        // 50 left: not below half yet.
+        assert!(!w.consume(50, None, Duration::ZERO));
+        assert_eq!(w.advertised(), 100);
+        // 49 left: update to consumed + window.
+        assert!(w.consume(1, None, Duration::ZERO));
+        assert_eq!(w.advertised(), 151);
+    }
+}

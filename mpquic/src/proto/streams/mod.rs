@@ -1,0 +1,582 @@
+//! The stream layer (RFC 9000 §2–§4): stream IDs, send and receive buffers, stream and connection flow
+//! control, stream limits, and the control frames they need.
+//!
+//! [`Streams`] is sans-IO and owned by the connection. Its API has three faces:
+//! - **application**: [`open_bi`](Streams::open_bi) / [`open_uni`](Streams::open_uni),
+//!   [`accept_bi`](Streams::accept_bi) / [`accept_uni`](Streams::accept_uni), [`write`](Streams::write),
+//!   [`finish`](Streams::finish), [`reset`](Streams::reset), [`read`](Streams::read), [`stop`](Streams::stop),
+//!   and [`poll_event`](Streams::poll_event);
+//! - **input** from received frames: `on_stream_frame`, `on_reset_stream`, `on_stop_sending`, `on_max_data`,
+//!   `on_max_stream_data`, `on_max_streams`, `on_*_blocked`, each returning the
+//!   [`TransportError`](crate::proto::error::TransportError) that must
+//!   close the connection when the peer breaks a rule;
+//! - **output** for the packet builder: [`poll_control_frame`](Streams::poll_control_frame) and
+//!   [`write_stream_frame`](Streams::write_stream_frame), with acknowledgement and loss reported back per
+//!   frame ([`on_stream_frame_acked`](Streams::on_stream_frame_acked), …). Stream data is tracked by offset,
+//!   so a loss on one path is repaired on whichever path the scheduler picks.
+//!
+//! Everything a peer can grow is bounded: the number of peer streams by the limits we advertise, reassembly
+//! buffers by the stream windows, pending control frames by deduplication (at most a few per live stream).
+//! Maps are ordered (`BTreeMap`) so that a simulation with a fixed seed is reproducible.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use crate::proto::coding::VarInt;
+use crate::proto::frame::Dir;
+use crate::proto::transport_params::{Side, TransportParameters};
+
+mod control;
+mod flow;
+mod id;
+mod input;
+mod output;
+mod ranges;
+mod recv;
+mod send;
+
+#[cfg(test)]
+mod tests;
+
+pub use control::StreamControlFrame;
+pub use id::{MAX_STREAM_INDEX_COUNT, StreamId};
+pub use recv::ReadError;
+pub use send::{StreamFrame, StreamFrameRecord, WriteError};
+
+use control::{PendingControl, PerStream};
+use flow::{RecvWindow, SendCredit};
+use id::dir_index;
+use recv::RecvStream;
+use send::SendStream;
+
+/// Limits and buffer sizes of the stream layer. The `max_*_streams` and `*_window` values are what we
+/// advertise in our transport parameters ([`StreamsConfig::apply_to`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamsConfig {
+    /// How many bidirectional streams the peer may have open at once (initial_max_streams_bidi).
+    pub max_bidi_streams: u64,
+    /// How many unidirectional streams the peer may have open at once (initial_max_streams_uni).
+    pub max_uni_streams: u64,
+    /// Initial receive window of bidirectional streams we open (initial_max_stream_data_bidi_local).
+    pub stream_window_bidi_local: u64,
+    /// Initial receive window of bidirectional streams the peer opens (initial_max_stream_data_bidi_remote).
+    pub stream_window_bidi_remote: u64,
+    /// Initial receive window of unidirectional streams the peer opens (initial_max_stream_data_uni).
+    pub stream_window_uni: u64,
+    /// The largest a stream receive window may grow by auto-tuning.
+    pub max_stream_window: u64,
+    /// Initial connection receive window (initial_max_data).
+    pub conn_window: u64,
+    /// The largest the connection receive window may grow by auto-tuning.
+    pub max_conn_window: u64,
+    /// Unacknowledged bytes buffered per sending stream; writes beyond it are refused.
+    pub send_buffer: u64,
+}
+
+impl Default for StreamsConfig {
+    fn default() -> Self {
+        StreamsConfig {
+            max_bidi_streams: 100,
+            max_uni_streams: 100,
+            stream_window_bidi_local: 256 * 1024,
+            stream_window_bidi_remote: 256 * 1024,
+            stream_window_uni: 256 * 1024,
+            max_stream_window: 16 * 1024 * 1024,
+            conn_window: 1024 * 1024,
+            max_conn_window: 24 * 1024 * 1024,
+            send_buffer: 1024 * 1024,
+        }
+    }
+}
+
+impl StreamsConfig {
+    /// Writes our initial limits into our transport parameters.
+    pub fn apply_to(&self, params: &mut TransportParameters) {
+        let v = |x: u64| VarInt::from_u64(x).unwrap_or(VarInt::MAX);
+        let streams = |x: u64| v(x.min(MAX_STREAM_INDEX_COUNT));
+        params.initial_max_data = v(self.conn_window);
+        params.initial_max_stream_data_bidi_local = v(self.stream_window_bidi_local);
+        params.initial_max_stream_data_bidi_remote = v(self.stream_window_bidi_remote);
+        params.initial_max_stream_data_uni = v(self.stream_window_uni);
+        params.initial_max_streams_bidi = streams(self.max_bidi_streams);
+        params.initial_max_streams_uni = streams(self.max_uni_streams);
+    }
+
+    fn max_streams(&self, dir: Dir) -> u64 {
+        match dir {
+            Dir::Bi => self.max_bidi_streams,
+            Dir::Uni => self.max_uni_streams,
+        }
+        .min(MAX_STREAM_INDEX_COUNT)
+    }
+}
+
+/// Something the application should know about. Each is queued at most once per stream (or direction)
+/// until polled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// The peer opened streams of this type: call [`Streams::accept_bi`] / [`Streams::accept_uni`].
+    Opened {
+        /// Stream type.
+        dir: Dir,
+    },
+    /// Data, the end of the stream or a reset can be read.
+    Readable {
+        /// Stream ID.
+        id: StreamId,
+    },
+    /// Send buffer space freed up after a write was refused.
+    Writable {
+        /// Stream ID.
+        id: StreamId,
+    },
+    /// All data and the end of the stream were acknowledged by the peer.
+    Finished {
+        /// Stream ID.
+        id: StreamId,
+    },
+    /// The peer sent STOP_SENDING; the stream was reset with its code.
+    Stopped {
+        /// Stream ID.
+        id: StreamId,
+        /// The peer's application error code.
+        error_code: VarInt,
+    },
+    /// The peer raised its stream limit after an open failed: streams of this type can be opened again.
+    Available {
+        /// Stream type.
+        dir: Dir,
+    },
+}
+
+/// The stream was never opened, cannot do this, or is already closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("closed stream")]
+pub struct ClosedStream;
+
+/// The peer's initial per-stream limits (its transport parameters).
+#[derive(Debug, Clone, Copy, Default)]
+struct PeerWindows {
+    /// For streams the peer opens (its initial_max_stream_data_bidi_local).
+    bidi_peer_opened: u64,
+    /// For bidirectional streams we open (its initial_max_stream_data_bidi_remote).
+    bidi_we_opened: u64,
+    /// For unidirectional streams we open (its initial_max_stream_data_uni).
+    uni: u64,
+}
+
+/// All streams of a connection: see the [module documentation](self).
+#[derive(Debug)]
+pub struct Streams {
+    side: Side,
+    config: StreamsConfig,
+    send: BTreeMap<StreamId, SendStream>,
+    recv: BTreeMap<StreamId, RecvStream>,
+    /// Streams we opened (used) against the peer's MAX_STREAMS (max), per direction.
+    local_opened: [SendCredit; 2],
+    /// An open failed at the peer's limit: report when it rises.
+    open_blocked: [bool; 2],
+    /// Streams the peer opened (the next index), per direction.
+    remote_opened: [u64; 2],
+    /// Peer streams handed to the application.
+    remote_accepted: [u64; 2],
+    /// Peer streams fully closed.
+    remote_closed: [u64; 2],
+    /// The stream limit we advertised.
+    remote_max: [u64; 2],
+    /// The peer's MAX_DATA.
+    conn_send: SendCredit,
+    /// Our MAX_DATA.
+    conn_recv: RecvWindow,
+    peer_windows: PeerWindows,
+    /// Streams with something to send, in round-robin order.
+    queue: VecDeque<StreamId>,
+    pending: PendingControl,
+    events: VecDeque<StreamEvent>,
+    /// An Opened event is queued, per direction.
+    opened_event: [bool; 2],
+    /// The connection's smoothed RTT, for auto-tuning.
+    rtt: Duration,
+}
+
+impl Streams {
+    /// The streams of a connection where we are `side`. The peer's limits are zero until
+    /// [`Streams::set_peer_params`].
+    pub fn new(side: Side, config: StreamsConfig) -> Self {
+        let remote_max = [config.max_streams(Dir::Bi), config.max_streams(Dir::Uni)];
+        Streams {
+            side,
+            conn_recv: RecvWindow::new(config.conn_window, config.max_conn_window),
+            config,
+            send: BTreeMap::new(),
+            recv: BTreeMap::new(),
+            local_opened: [SendCredit::new(0), SendCredit::new(0)],
+            open_blocked: [false; 2],
+            remote_opened: [0; 2],
+            remote_accepted: [0; 2],
+            remote_closed: [0; 2],
+            remote_max,
+            conn_send: SendCredit::new(0),
+            peer_windows: PeerWindows::default(),
+            queue: VecDeque::new(),
+            pending: PendingControl::default(),
+            events: VecDeque::new(),
+            opened_event: [false; 2],
+            rtt: Duration::from_millis(333),
+        }
+    }
+
+    /// Applies the peer's transport parameters (RFC 9000 §18.2): connection and stream limits. Limits only
+    /// grow, so this also works after 0-RTT with remembered parameters.
+    pub fn set_peer_params(&mut self, params: &TransportParameters) {
+        self.conn_send.raise(params.initial_max_data.into_inner());
+        self.peer_windows = PeerWindows {
+            bidi_peer_opened: params.initial_max_stream_data_bidi_local.into_inner(),
+            bidi_we_opened: params.initial_max_stream_data_bidi_remote.into_inner(),
+            uni: params.initial_max_stream_data_uni.into_inner(),
+        };
+        for (&id, s) in self.send.iter_mut() {
+            s.credit
+                .raise(Self::peer_window(self.side, &self.peer_windows, id));
+        }
+        self.raise_local_limit(Dir::Bi, params.initial_max_streams_bidi.into_inner());
+        self.raise_local_limit(Dir::Uni, params.initial_max_streams_uni.into_inner());
+        let ids: Vec<StreamId> = self.send.keys().copied().collect();
+        for id in ids {
+            self.enqueue(id);
+        }
+    }
+
+    /// Updates the RTT estimate used by window auto-tuning.
+    pub fn set_rtt(&mut self, rtt: Duration) {
+        self.rtt = rtt;
+    }
+
+    /// Which endpoint we are.
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// The peer's initial limit for data we send on `id`.
+    fn peer_window(side: Side, w: &PeerWindows, id: StreamId) -> u64 {
+        match (id.dir(), id.initiator() == side) {
+            (Dir::Uni, _) => w.uni,
+            (Dir::Bi, true) => w.bidi_we_opened,
+            (Dir::Bi, false) => w.bidi_peer_opened,
+        }
+    }
+
+    fn raise_local_limit(&mut self, dir: Dir, count: u64) {
+        let i = dir_index(dir);
+        let Some(credit) = self.local_opened.get_mut(i) else {
+            return;
+        };
+        if credit.raise(count.min(MAX_STREAM_INDEX_COUNT)) {
+            if let Some(blocked) = self.open_blocked.get_mut(i) {
+                if *blocked {
+                    *blocked = false;
+                    self.events.push_back(StreamEvent::Available { dir });
+                }
+            }
+        }
+    }
+
+    // ----- application API -----
+
+    /// Opens a bidirectional stream, or `None` at the peer's limit (a STREAMS_BLOCKED is then queued and a
+    /// [`StreamEvent::Available`] follows when the limit rises).
+    pub fn open_bi(&mut self) -> Option<StreamId> {
+        self.open(Dir::Bi)
+    }
+
+    /// Opens a unidirectional stream, or `None` at the peer's limit.
+    pub fn open_uni(&mut self) -> Option<StreamId> {
+        self.open(Dir::Uni)
+    }
+
+    fn open(&mut self, dir: Dir) -> Option<StreamId> {
+        let i = dir_index(dir);
+        let credit = self.local_opened.get_mut(i)?;
+        if credit.available() == 0 {
+            // RFC 9000 §4.6: "An endpoint that is unable to open a new stream due to the peer's limits SHOULD
+            // send a STREAMS_BLOCKED frame".
+            if let Some(limit) = credit.take_blocked() {
+                if let Some(p) = self.pending.streams_blocked.get_mut(i) {
+                    *p = Some(limit);
+                }
+            }
+            if let Some(b) = self.open_blocked.get_mut(i) {
+                *b = true;
+            }
+            return None;
+        }
+        let id = StreamId::new(self.side, dir, credit.used())?;
+        credit.consume(1);
+        let window = Self::peer_window(self.side, &self.peer_windows, id);
+        self.send
+            .insert(id, SendStream::new(window, self.config.send_buffer));
+        if dir == Dir::Bi {
+            let rs = RecvStream::new(
+                self.config.stream_window_bidi_local,
+                self.config.max_stream_window,
+            );
+            self.recv.insert(id, rs);
+        }
+        Some(id)
+    }
+
+    /// The next stream the peer opened of this type, in order, if any.
+    pub fn accept_bi(&mut self) -> Option<StreamId> {
+        self.accept(Dir::Bi)
+    }
+
+    /// The next unidirectional stream the peer opened, if any.
+    pub fn accept_uni(&mut self) -> Option<StreamId> {
+        self.accept(Dir::Uni)
+    }
+
+    fn accept(&mut self, dir: Dir) -> Option<StreamId> {
+        let i = dir_index(dir);
+        let next = self.remote_accepted.get_mut(i)?;
+        if *next >= *self.remote_opened.get(i)? {
+            return None;
+        }
+        let id = StreamId::new(self.side.peer(), dir, *next)?;
+        *next += 1;
+        Some(id)
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<StreamEvent> {
+        let ev = self.events.pop_front()?;
+        match ev {
+            StreamEvent::Opened { dir } => {
+                if let Some(f) = self.opened_event.get_mut(dir_index(dir)) {
+                    *f = false;
+                }
+            }
+            StreamEvent::Readable { id } => {
+                if let Some(rs) = self.recv.get_mut(&id) {
+                    rs.readable_notified = false;
+                }
+            }
+            _ => {}
+        }
+        Some(ev)
+    }
+
+    /// Queues up to the whole of `data` on stream `id` (zero-copy: the chunk is kept and sliced). Returns how
+    /// many bytes were accepted; [`WriteError::Blocked`] when the send buffer is full.
+    pub fn write(&mut self, id: StreamId, data: Bytes) -> Result<usize, WriteError> {
+        let ss = self.send.get_mut(&id).ok_or(WriteError::ClosedStream)?;
+        let n = ss.write(data)?;
+        self.enqueue(id);
+        self.note_blocked(id);
+        Ok(n)
+    }
+
+    /// Ends the stream after the data written so far.
+    pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
+        self.send.get_mut(&id).ok_or(WriteError::ClosedStream)?.finish()?;
+        self.enqueue(id);
+        Ok(())
+    }
+
+    /// Abandons sending on `id` with an application error code (RESET_STREAM, RFC 9000 §3.1).
+    pub fn reset(&mut self, id: StreamId, error_code: VarInt) -> Result<(), ClosedStream> {
+        let ss = self.send.get_mut(&id).ok_or(ClosedStream)?;
+        if !ss.reset(error_code) {
+            return Err(ClosedStream);
+        }
+        self.pending.per_stream.insert((PerStream::ResetStream, id));
+        Ok(())
+    }
+
+    /// Sets the scheduling priority of a sending stream: streams with data of a higher priority are served
+    /// first; equal priorities share round-robin. The default is 0.
+    pub fn set_priority(&mut self, id: StreamId, priority: i32) -> Result<(), ClosedStream> {
+        self.send.get_mut(&id).ok_or(ClosedStream)?.priority = priority;
+        Ok(())
+    }
+
+    /// Reads up to `max_len` bytes in order from stream `id`: `Ok(Some(data))`, or `Ok(None)` at the end of
+    /// the stream. `now` drives window auto-tuning. Consuming data gives credit back to the peer
+    /// (MAX_STREAM_DATA / MAX_DATA once less than half the window is left).
+    pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
+        let rs = self.recv.get_mut(&id).ok_or(ReadError::ClosedStream)?;
+        rs.readable_notified = false;
+        match rs.read(max_len) {
+            Ok(Some(data)) => {
+                let n = data.len() as u64;
+                if rs.window.consume(n, Some(now), self.rtt) && rs.wants_credit() {
+                    self.pending.per_stream.insert((PerStream::MaxStreamData, id));
+                }
+                // The connection window must not be what holds back a single stream.
+                self.conn_recv.ensure_window(rs.window.window());
+                self.release_conn(n, Some(now));
+                Ok(Some(data))
+            }
+            Ok(None) => {
+                self.remove_recv(id);
+                Ok(None)
+            }
+            Err(ReadError::Reset(code)) => {
+                self.remove_recv(id);
+                Err(ReadError::Reset(code))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Stops reading stream `id`: buffered and future data is discarded and the peer is asked to stop with
+    /// STOP_SENDING (RFC 9000 §3.5).
+    pub fn stop(&mut self, id: StreamId, error_code: VarInt) -> Result<(), ClosedStream> {
+        let rs = self.recv.get_mut(&id).ok_or(ClosedStream)?;
+        if rs.stopped.is_some() {
+            return Err(ClosedStream);
+        }
+        if rs.reset.is_some() {
+            // RFC 9000 §3.5: "STOP_SENDING SHOULD only be sent for a stream that has not been reset by the
+            // peer."
+            self.remove_recv(id);
+            return Ok(());
+        }
+        let released = rs.stop(error_code);
+        let settled = rs.stopped_and_settled();
+        self.release_conn(released, None);
+        if settled {
+            self.remove_recv(id);
+        } else {
+            self.pending.per_stream.insert((PerStream::StopSending, id));
+        }
+        Ok(())
+    }
+
+    /// Bytes buffered for reading on `id`.
+    pub fn read_buffered(&self, id: StreamId) -> Option<u64> {
+        self.recv.get(&id).map(|rs| rs.buffered())
+    }
+
+    /// Bytes written and not yet acknowledged on `id`.
+    pub fn send_buffered(&self, id: StreamId) -> Option<u64> {
+        self.send.get(&id).map(|ss| ss.buffered())
+    }
+
+    /// The current stream receive window of `id` (it grows by auto-tuning).
+    pub fn recv_window(&self, id: StreamId) -> Option<u64> {
+        self.recv.get(&id).map(|rs| rs.window.window())
+    }
+
+    /// The current connection receive window.
+    pub fn conn_recv_window(&self) -> u64 {
+        self.conn_recv.window()
+    }
+
+    /// The connection-level send credit left (the peer's MAX_DATA minus what we sent).
+    pub fn conn_send_credit(&self) -> u64 {
+        self.conn_send.available()
+    }
+
+    /// Number of streams with any state (either part alive).
+    pub fn stream_count(&self) -> usize {
+        let only_recv = self.recv.keys().filter(|id| !self.send.contains_key(id)).count();
+        self.send.len() + only_recv
+    }
+
+    // ----- internal bookkeeping -----
+
+    /// Gives `n` bytes of connection credit back; queues MAX_DATA when due.
+    fn release_conn(&mut self, n: u64, now: Option<Instant>) {
+        if n > 0 && self.conn_recv.consume(n, now, self.rtt) {
+            self.pending.max_data = true;
+        }
+    }
+
+    /// Puts `id` in the send queue if it has something to send and is not there yet.
+    fn enqueue(&mut self, id: StreamId) {
+        if let Some(ss) = self.send.get_mut(&id) {
+            if !ss.queued && ss.has_pending() {
+                ss.queued = true;
+                self.queue.push_back(id);
+            }
+        }
+    }
+
+    /// Queues STREAM_DATA_BLOCKED / DATA_BLOCKED when `id` has data that flow control holds back.
+    fn note_blocked(&mut self, id: StreamId) {
+        let Some(ss) = self.send.get_mut(&id) else {
+            return;
+        };
+        if !ss.has_unsent() {
+            return;
+        }
+        if ss.credit.available() == 0 {
+            if ss.credit.take_blocked().is_some() {
+                self.pending.per_stream.insert((PerStream::StreamDataBlocked, id));
+            }
+        } else if let Some(limit) = self.conn_send.take_blocked() {
+            self.pending.data_blocked = Some(limit);
+        }
+    }
+
+    /// Removes the receiving part of `id`.
+    fn remove_recv(&mut self, id: StreamId) {
+        if self.recv.remove(&id).is_some() {
+            self.on_part_closed(id);
+        }
+    }
+
+    /// Removes the sending part of `id`.
+    fn remove_send(&mut self, id: StreamId) {
+        if self.send.remove(&id).is_some() {
+            self.on_part_closed(id);
+        }
+    }
+
+    /// A part of `id` was removed: when the whole stream is gone and the peer opened it, it no longer counts
+    /// against the concurrency limit.
+    fn on_part_closed(&mut self, id: StreamId) {
+        if id.initiator() == self.side || self.send.contains_key(&id) || self.recv.contains_key(&id) {
+            return;
+        }
+        let dir = id.dir();
+        if let Some(c) = self.remote_closed.get_mut(dir_index(dir)) {
+            *c += 1;
+        }
+        self.maybe_raise_remote_limit(dir);
+    }
+
+    /// Raises the peer's stream limit to keep `max_*_streams` concurrently available, once less than half
+    /// of it is left unused.
+    fn maybe_raise_remote_limit(&mut self, dir: Dir) {
+        let i = dir_index(dir);
+        let initial = self.config.max_streams(dir);
+        let (Some(&closed), Some(&opened), Some(max)) = (
+            self.remote_closed.get(i),
+            self.remote_opened.get(i),
+            self.remote_max.get_mut(i),
+        ) else {
+            return;
+        };
+        let target = closed.saturating_add(initial).min(MAX_STREAM_INDEX_COUNT);
+        if target > *max && max.saturating_sub(opened) <= initial / 2 {
+            *max = target;
+            if let Some(p) = self.pending.max_streams.get_mut(i) {
+                *p = true;
+            }
+        }
+    }
+
+    /// Whether the peer has opened the stream `id` (or we have, for our own).
+    fn is_opened(&self, id: StreamId) -> bool {
+        let i = dir_index(id.dir());
+        let opened = if id.initiator() == self.side {
+            self.local_opened.get(i).map_or(0, SendCredit::used)
+        } else {
+            self.remote_opened.get(i).copied().unwrap_or(0)
+        };
+        id.index() < opened
+    }
+}

@@ -1,0 +1,304 @@
+//! What the packet builder asks for (control frames, STREAM frames) and what the connection reports back
+//! (acknowledgement and loss of each).
+//!
+//! STREAM frames are chosen round-robin among the streams that can send now, highest priority first; one
+//! frame per call, so a packet filled by repeated calls interleaves streams fairly. Lost data of a stream
+//! goes out before its new data.
+
+use super::control::{PerStream, StreamControlFrame};
+use super::id::{DIRS, StreamId, dir_index};
+use super::send::{StreamFrame, StreamFrameRecord};
+use super::{StreamEvent, Streams};
+
+impl Streams {
+    /// Whether a control frame may be due (a cheap check before building a packet).
+    pub fn has_control_frames(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Whether some stream can send a STREAM frame now (within flow control).
+    pub fn has_stream_data(&self) -> bool {
+        let conn = self.conn_send.available();
+        self.queue
+            .iter()
+            .any(|id| self.send.get(id).is_some_and(|s| s.is_sendable(conn)))
+    }
+
+    /// The next pending control frame that fits in `max_len` bytes, with current values. Resets and
+    /// STOP_SENDING come first, then credit (MAX_*), then *_BLOCKED.
+    pub fn poll_control_frame(&mut self, max_len: usize) -> Option<StreamControlFrame> {
+        let fits = |f: &StreamControlFrame| f.encoded_len() <= max_len;
+        if let Some(f) = self.poll_per_stream(max_len, &[PerStream::ResetStream, PerStream::StopSending]) {
+            return Some(f);
+        }
+        if self.pending.max_data {
+            let f = StreamControlFrame::MaxData(self.conn_recv.advertised());
+            if fits(&f) {
+                self.pending.max_data = false;
+                return Some(f);
+            }
+        }
+        for dir in DIRS {
+            let i = dir_index(dir);
+            if self.pending.max_streams.get(i) == Some(&true) {
+                let count = self.remote_max.get(i).copied().unwrap_or(0);
+                let f = StreamControlFrame::MaxStreams { dir, count };
+                if fits(&f) {
+                    if let Some(p) = self.pending.max_streams.get_mut(i) {
+                        *p = false;
+                    }
+                    return Some(f);
+                }
+            }
+        }
+        if let Some(f) = self.poll_per_stream(max_len, &[PerStream::MaxStreamData]) {
+            return Some(f);
+        }
+        if let Some(limit) = self.pending.data_blocked {
+            let f = StreamControlFrame::DataBlocked(limit);
+            if !self.conn_send.blocked_at(limit) {
+                self.pending.data_blocked = None;
+            } else if fits(&f) {
+                self.pending.data_blocked = None;
+                return Some(f);
+            }
+        }
+        for dir in DIRS {
+            let i = dir_index(dir);
+            if let Some(limit) = self.pending.streams_blocked.get(i).copied().flatten() {
+                let still = self.local_opened.get(i).is_some_and(|c| c.blocked_at(limit));
+                let f = StreamControlFrame::StreamsBlocked { dir, limit };
+                if !still || fits(&f) {
+                    if let Some(p) = self.pending.streams_blocked.get_mut(i) {
+                        *p = None;
+                    }
+                    if still {
+                        return Some(f);
+                    }
+                }
+            }
+        }
+        self.poll_per_stream(max_len, &[PerStream::StreamDataBlocked])
+    }
+
+    /// The first pending per-stream frame of one of `kinds` that fits; drops entries that are no longer due.
+    fn poll_per_stream(&mut self, max_len: usize, kinds: &[PerStream]) -> Option<StreamControlFrame> {
+        let mut stale = Vec::new();
+        let mut found = None;
+        for &(kind, id) in self.pending.per_stream.iter() {
+            if !kinds.contains(&kind) {
+                continue;
+            }
+            let Some(f) = self.current_frame(kind, id) else {
+                stale.push((kind, id));
+                continue;
+            };
+            if f.encoded_len() <= max_len {
+                found = Some(((kind, id), f));
+                break;
+            }
+        }
+        for key in stale {
+            self.pending.per_stream.remove(&key);
+        }
+        let (key, f) = found?;
+        self.pending.per_stream.remove(&key);
+        Some(f)
+    }
+
+    /// The frame of `kind` for `id` with current values, or `None` if it is no longer due.
+    fn current_frame(&self, kind: PerStream, id: StreamId) -> Option<StreamControlFrame> {
+        match kind {
+            PerStream::ResetStream => {
+                let r = self.send.get(&id)?.reset?;
+                (!r.acked).then_some(StreamControlFrame::ResetStream {
+                    id,
+                    error_code: r.code,
+                    final_size: r.final_size,
+                })
+            }
+            PerStream::StopSending => {
+                let rs = self.recv.get(&id)?;
+                // RFC 9000 §3.5: "STOP_SENDING SHOULD only be sent for a stream that has not been reset by the
+                // peer."
+                if rs.reset.is_some() {
+                    return None;
+                }
+                Some(StreamControlFrame::StopSending {
+                    id,
+                    error_code: rs.stopped?,
+                })
+            }
+            PerStream::MaxStreamData => {
+                let rs = self.recv.get(&id)?;
+                // RFC 9000 §3.2: in "Size Known" "the endpoint no longer needs to send MAX_STREAM_DATA frames".
+                rs.wants_credit().then(|| StreamControlFrame::MaxStreamData {
+                    id,
+                    max: rs.window.advertised(),
+                })
+            }
+            PerStream::StreamDataBlocked => {
+                let ss = self.send.get(&id)?;
+                let limit = ss.credit.max();
+                // RFC 9000 §3.1: no STREAM_DATA_BLOCKED after RESET_STREAM.
+                (ss.reset.is_none() && ss.has_unsent() && ss.credit.blocked_at(limit))
+                    .then_some(StreamControlFrame::StreamDataBlocked { id, limit })
+            }
+        }
+    }
+
+    /// The next STREAM frame, at most `max_frame_len` bytes long when encoded with a Length field, from the
+    /// highest-priority stream that can send, round-robin among equals. Charges flow control; the connection
+    /// keeps [`StreamFrame::record`] with the packet.
+    pub fn write_stream_frame(&mut self, max_frame_len: usize) -> Option<StreamFrame> {
+        let conn = self.conn_send.available();
+        // Drop streams with nothing left to send; note the ones flow control holds back.
+        let mut held = Vec::new();
+        let send = &mut self.send;
+        self.queue.retain(|id| match send.get_mut(id) {
+            Some(ss) if ss.has_pending() => {
+                if !ss.is_sendable(conn) && ss.has_unsent() {
+                    held.push(*id);
+                }
+                true
+            }
+            Some(ss) => {
+                ss.queued = false;
+                false
+            }
+            None => false,
+        });
+        for id in held {
+            self.note_blocked(id);
+        }
+        let mut best: Option<(usize, i32)> = None;
+        for (pos, id) in self.queue.iter().enumerate() {
+            let Some(ss) = self.send.get(id) else {
+                continue;
+            };
+            if ss.is_sendable(conn) && best.is_none_or(|(_, p)| ss.priority > p) {
+                best = Some((pos, ss.priority));
+            }
+        }
+        let (pos, _) = best?;
+        let id = *self.queue.get(pos)?;
+        let ss = self.send.get_mut(&id)?;
+        let (frame, new) = ss.poll_frame(id, max_frame_len, conn)?;
+        self.conn_send.consume(new);
+        // Served: go to the back of the queue, or leave it.
+        self.queue.remove(pos);
+        if ss.has_pending() {
+            self.queue.push_back(id);
+        } else {
+            ss.queued = false;
+        }
+        self.note_blocked(id);
+        Some(frame)
+    }
+
+    /// A STREAM frame was acknowledged (on any path). Frees the acknowledged prefix of the send buffer.
+    pub fn on_stream_frame_acked(&mut self, rec: StreamFrameRecord) {
+        let Some(ss) = self.send.get_mut(&rec.id) else {
+            return;
+        };
+        if ss.on_ack(rec.offset, rec.len, rec.fin) && ss.want_writable {
+            ss.want_writable = false;
+            self.events.push_back(StreamEvent::Writable { id: rec.id });
+        }
+        if ss.is_done() {
+            self.events.push_back(StreamEvent::Finished { id: rec.id });
+            self.remove_send(rec.id);
+        }
+    }
+
+    /// A STREAM frame was declared lost: its unacknowledged bytes are sent again, before new data.
+    pub fn on_stream_frame_lost(&mut self, rec: StreamFrameRecord) {
+        if let Some(ss) = self.send.get_mut(&rec.id) {
+            if ss.on_lost(rec.offset, rec.len, rec.fin) {
+                self.enqueue(rec.id);
+            }
+        }
+    }
+
+    /// A control frame was acknowledged. An acknowledged RESET_STREAM ends the sending part ("Reset Recvd").
+    pub fn on_control_frame_acked(&mut self, frame: &StreamControlFrame) {
+        if let StreamControlFrame::ResetStream { id, .. } = *frame {
+            if let Some(ss) = self.send.get_mut(&id) {
+                if let Some(r) = ss.reset.as_mut() {
+                    r.acked = true;
+                    self.remove_send(id);
+                }
+            }
+        }
+    }
+
+    /// A control frame was declared lost: it is queued again if it still matters, and will carry the values
+    /// current when it is next built.
+    pub fn on_control_frame_lost(&mut self, frame: &StreamControlFrame) {
+        match *frame {
+            StreamControlFrame::MaxData(max) => {
+                // A newer value sent since covers the loss; its own loss will be reported.
+                if max == self.conn_recv.advertised() {
+                    self.pending.max_data = true;
+                }
+            }
+            StreamControlFrame::MaxStreams { dir, count } => {
+                let i = dir_index(dir);
+                if self.remote_max.get(i) == Some(&count) {
+                    if let Some(p) = self.pending.max_streams.get_mut(i) {
+                        *p = true;
+                    }
+                }
+            }
+            StreamControlFrame::MaxStreamData { id, max } => {
+                if self
+                    .recv
+                    .get(&id)
+                    .is_some_and(|rs| rs.wants_credit() && rs.window.advertised() == max)
+                {
+                    self.pending.per_stream.insert((PerStream::MaxStreamData, id));
+                }
+            }
+            StreamControlFrame::DataBlocked(limit) => {
+                if self.conn_send.blocked_at(limit) {
+                    self.pending.data_blocked = Some(limit);
+                }
+            }
+            StreamControlFrame::StreamsBlocked { dir, limit } => {
+                let i = dir_index(dir);
+                if self.local_opened.get(i).is_some_and(|c| c.blocked_at(limit)) {
+                    if let Some(p) = self.pending.streams_blocked.get_mut(i) {
+                        *p = Some(limit);
+                    }
+                }
+            }
+            StreamControlFrame::StreamDataBlocked { id, limit } => {
+                if self
+                    .send
+                    .get(&id)
+                    .is_some_and(|ss| ss.has_unsent() && ss.credit.blocked_at(limit))
+                {
+                    self.pending.per_stream.insert((PerStream::StreamDataBlocked, id));
+                }
+            }
+            StreamControlFrame::ResetStream { id, .. } => {
+                if self
+                    .send
+                    .get(&id)
+                    .is_some_and(|ss| ss.reset.is_some_and(|r| !r.acked))
+                {
+                    self.pending.per_stream.insert((PerStream::ResetStream, id));
+                }
+            }
+            StreamControlFrame::StopSending { id, .. } => {
+                if self
+                    .recv
+                    .get(&id)
+                    .is_some_and(|rs| rs.stopped.is_some() && rs.reset.is_none())
+                {
+                    self.pending.per_stream.insert((PerStream::StopSending, id));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The receiving part of a stream (RFC 9000 §3.2): reassembly and the receive state machine.
+//!
+//! STREAM frames arrive out of order, overlapping and duplicated (retransmissions may take another path).
+//! Only the bytes not held yet are kept, as slices of the received [`Bytes`] (zero-copy), in a map keyed by
+//! offset whose entries never overlap and never lie below what the application has read. Every stored byte
+//! lies below the advertised stream limit, so the buffer never exceeds the window.
+//!
+//! States (RFC 9000 §3.2, Figure 3): "Recv" (no final size), "Size Known" (`final_size` set), "Data Recvd"
+//! (all bytes up to the final size buffered), "Data Read" (the application read the end: the stream is
+//! removed), "Reset Recvd" (`reset` set) and "Reset Read" (the application saw the reset: removed).
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use super::flow::RecvWindow;
+use crate::proto::coding::VarInt;
+use crate::proto::error::{TransportError, TransportErrorCode};
+
+/// Why a read returned no data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// No data is available yet; a [`StreamEvent::Readable`](super::StreamEvent::Readable) follows.
+    #[error("no data available")]
+    Blocked,
+    /// The peer reset the stream with this application error code.
+    #[error("reset by peer with code {0}")]
+    Reset(VarInt),
+    /// The stream does not exist, cannot receive, or was already read to its end, reset or stopped.
+    #[error("closed stream")]
+    ClosedStream,
+}
+
+/// What a received frame changed, for the connection-level accounting.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Received {
+    /// How much the stream's highest received offset grew (charged to connection flow control).
+    pub(crate) grew: u64,
+    /// Bytes the application will never read (reset or stopped stream): connection credit to release.
+    pub(crate) discarded: u64,
+    /// Whether the application has something new to learn (data at the read offset, the end, a reset).
+    pub(crate) readable: bool,
+}
+
+/// FINAL_SIZE_ERROR.
+fn final_size_error(reason: &'static str) -> TransportError {
+    TransportError::new(TransportErrorCode::FINAL_SIZE_ERROR, reason)
+}
+
+/// FLOW_CONTROL_ERROR.
+pub(crate) fn flow_control_error(reason: &'static str) -> TransportError {
+    TransportError::new(TransportErrorCode::FLOW_CONTROL_ERROR, reason)
+}
+
+/// The receiving part of a stream.
+#[derive(Debug)]
+pub(crate) struct RecvStream {
+    /// Received data not read yet: offset → bytes, disjoint, all at or above `read_offset`.
+    chunks: BTreeMap<u64, Bytes>,
+    /// Bytes in `chunks`.
+    buffered: u64,
+    /// Bytes delivered to the application (or discarded for it).
+    read_offset: u64,
+    /// Known once a FIN or RESET_STREAM arrived.
+    pub(crate) final_size: Option<u64>,
+    /// Stream-level flow control.
+    pub(crate) window: RecvWindow,
+    /// The peer's RESET_STREAM code ("Reset Recvd").
+    pub(crate) reset: Option<VarInt>,
+    /// The application's STOP_SENDING code: incoming data is discarded.
+    pub(crate) stopped: Option<VarInt>,
+    /// Offset up to which connection-level credit was given back.
+    released: u64,
+    /// A Readable event is outstanding.
+    pub(crate) readable_notified: bool,
+}
+
+impl RecvStream {
+    /// A stream with an initial window of `window` bytes that auto-tunes up to `max_window`.
+    pub(crate) fn new(window: u64, max_window: u64) -> Self {
+        RecvStream {
+            chunks: BTreeMap::new(),
+            buffered: 0,
+            read_offset: 0,
+            final_size: None,
+            window: RecvWindow::new(window, max_window),
+            reset: None,
+            stopped: None,
+            released: 0,
+            readable_notified: false,
+        }
+    }
+
+    /// Bytes buffered for the application.
+    pub(crate) fn buffered(&self) -> u64 {
+        self.buffered
+    }
+
+    /// Number of buffered fragments.
+    #[cfg(test)]
+    pub(crate) fn fragments(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Whether the application will read no more from this stream (reset or stopped), so that incoming
+    /// bytes are only counted.
+    fn discarding(&self) -> bool {
+        self.reset.is_some() || self.stopped.is_some()
+    }
+
+    /// Whether MAX_STREAM_DATA updates are still useful ("Recv" state, application still reading).
+    pub(crate) fn wants_credit(&self) -> bool {
+        self.final_size.is_none() && !self.discarding()
+    }
+
+    /// Checks a final size (from a FIN or a RESET_STREAM) and records it.
+    fn set_final_size(&mut self, size: u64) -> Result<(), TransportError> {
+        // RFC 9000 §4.5: "Once a final size for a stream is known, it cannot change. If a RESET_STREAM or
+        // STREAM frame is received indicating a change in the final size for the stream, an endpoint SHOULD
+        // respond with an error of type FINAL_SIZE_ERROR".
+        if let Some(known) = self.final_size {
+            if known != size {
+                return Err(final_size_error("final size changed"));
+            }
+        }
+        // RFC 9000 §4.5: the final size is "one higher than the offset of the byte with the largest offset
+        // sent on the stream": a final size below data already received is a change of the final size.
+        if size < self.window.received() {
+            return Err(final_size_error("final size below data already received"));
+        }
+        self.final_size = Some(size);
+        Ok(())
+    }
+
+    /// Flow control for data reaching `end`; returns how much the highest offset grew.
+    fn receive_up_to(&mut self, end: u64) -> Result<u64, TransportError> {
+        // RFC 9000 §4.1: "A receiver MUST close the connection with an error of type FLOW_CONTROL_ERROR if the
+        // sender violates the advertised connection or stream data limits".
+        self.window
+            .receive_up_to(end)
+            .map_err(|_| flow_control_error("stream data beyond MAX_STREAM_DATA"))
+    }
+
+    /// Bytes that became unreadable: credit up to the highest offset received goes back to the connection.
+    fn release_discarded(&mut self) -> u64 {
+        let upto = self.final_size.unwrap_or(self.window.received());
+        let n = upto.saturating_sub(self.released);
+        self.released = self.released.max(upto);
+        n
+    }
+
+    /// A STREAM frame: `data` at `offset`, ending the stream if `fin`.
+    pub(crate) fn on_data(
+        &mut self,
+        offset: u64,
+        data: Bytes,
+        fin: bool,
+    ) -> Result<Received, TransportError> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or(flow_control_error("stream offset overflow"))?;
+        if fin {
+            self.set_final_size(end)?;
+        } else if let Some(size) = self.final_size {
+            // RFC 9000 §4.5: "A receiver SHOULD treat receipt of data at or beyond the final size as an error
+            // of type FINAL_SIZE_ERROR, even after a stream is closed."
+            if end > size {
+                return Err(final_size_error("data beyond the final size"));
+            }
+        }
+        let grew = self.receive_up_to(end)?;
+        if self.discarding() {
+            // RFC 9000 §3.5: "STREAM frames received after sending a STOP_SENDING frame are still counted
+            // toward connection and stream flow control, even though these frames can be discarded upon
+            // receipt."
+            return Ok(Received {
+                grew,
+                discarded: self.release_discarded(),
+                readable: false,
+            });
+        }
+        let readable_before = self.is_readable();
+        self.insert(offset, data);
+        Ok(Received {
+            grew,
+            discarded: 0,
+            readable: !readable_before && self.is_readable(),
+        })
+    }
+
+    /// A RESET_STREAM frame.
+    pub(crate) fn on_reset(&mut self, code: VarInt, final_size: u64) -> Result<Received, TransportError> {
+        self.set_final_size(final_size)?;
+        let grew = self.receive_up_to(final_size)?;
+        if self.reset.is_some() {
+            return Ok(Received {
+                grew,
+                ..Received::default()
+            });
+        }
+        // RFC 9000 §3.2: "An implementation MAY interrupt delivery of stream data, discard any data that was
+        // not consumed, and signal the receipt of the RESET_STREAM."
+        let readable = self.stopped.is_none();
+        self.reset = Some(code);
+        self.chunks.clear();
+        self.buffered = 0;
+        Ok(Received {
+            grew,
+            discarded: self.release_discarded(),
+            readable,
+        })
+    }
+
+    /// The application stops reading: buffered data is dropped. Returns the connection credit released.
+    pub(crate) fn stop(&mut self, code: VarInt) -> u64 {
+        self.stopped = Some(code);
+        self.chunks.clear();
+        self.buffered = 0;
+        self.release_discarded()
+    }
+
+    /// Whether the receiving part is finished with once stopped: the final size is known, so every byte is
+    /// accounted for.
+    pub(crate) fn stopped_and_settled(&self) -> bool {
+        self.stopped.is_some() && self.final_size.is_some()
+    }
+
+    /// Whether a read would return something other than `Blocked`.
+    pub(crate) fn is_readable(&self) -> bool {
+        self.reset.is_some()
+            || self.chunks.contains_key(&self.read_offset)
+            || self.final_size == Some(self.read_offset)
+    }
+
+    /// Reads up to `max_len` contiguous bytes: `Ok(Some(data))`, `Ok(None)` at the end of the stream.
+    pub(crate) fn read(&mut self, max_len: usize) -> Result<Option<Bytes>, ReadError> {
+        if let Some(code) = self.reset {
+            return Err(ReadError::Reset(code));
+        }
+        if self.stopped.is_some() {
+            return Err(ReadError::ClosedStream);
+        }
+        if let Some(mut chunk) = self.chunks.remove(&self.read_offset) {
+            if max_len == 0 {
+                self.chunks.insert(self.read_offset, chunk);
+                return Ok(Some(Bytes::new()));
+            }
+            if chunk.len() > max_len {
+                let rest = chunk.split_off(max_len);
+                self.chunks.insert(self.read_offset + max_len as u64, rest);
+            }
+            let n = chunk.len() as u64;
+            self.read_offset += n;
+            self.released = self.read_offset;
+            self.buffered -= n;
+            return Ok(Some(chunk));
+        }
+        if self.final_size == Some(self.read_offset) {
+            return Ok(None);
+        }
+        Err(ReadError::Blocked)
+    }
+
+    /// Stores the parts of `data` (at `offset`) not held or read yet.
+    fn insert(&mut self, offset: u64, data: Bytes) {
+        let end = offset + data.len() as u64;
+        let mut pos = offset.max(self.read_offset);
+        // A fragment starting at or before `pos` may cover its beginning.
+        if let Some((&s, c)) = self.chunks.range(..=pos).next_back() {
+            pos = pos.max(s + c.len() as u64);
+        }
+        while pos < end {
+            let next = self
+                .chunks
+                .range(pos..end)
+                .next()
+                .map(|(&s, c)| (s, s + c.len() as u64));
+            let gap_end = next.map_or(end, |(s, _)| s);
+            if gap_end > pos {
+                let piece = data.slice((pos - offset) as usize..(gap_end - offset) as usize);
+                self.buffered += piece.len() as u64;
+                self.chunks.insert(pos, piece);
+            }
+            match next {
+                Some((_, e)) => pos = e,
+                None => break,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(s: &mut RecvStream) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Ok(Some(b)) = s.read(usize::MAX) {
+            out.extend_from_slice(&b);
+        }
+        out
+    }
+
+    #[test]
+    fn overlapping_frames_are_stored_once() {
+        let mut s = RecvStream::new(100, 100);
+        let data = Bytes::from_static(b"0123456789");
+        s.on_data(2, data.slice(2..5), false).unwrap();
+        s.on_data(7, data.slice(7..9), false).unwrap();
+        assert_eq!(s.buffered(), 5);
+        let r = s.on_data(0, data.slice(0..10), true).unwrap();
+        assert!(r.readable);
+        assert_eq!(s.buffered(), 10);
+        assert_eq!(s.fragments(), 5);
+        // A duplicate adds nothing.
+        s.on_data(0, data.clone(), true).unwrap();
+        assert_eq!(s.buffered(), 10);
+        assert_eq!(read_all(&mut s), b"0123456789");
+        assert_eq!(s.read(10), Ok(None));
+        // Data already read is not stored again.
+        s.on_data(3, data.slice(3..6), false).unwrap();
+        assert_eq!(s.buffered(), 0);
+    }
+
+    #[test]
+    fn partial_reads_split_fragments() {
+        let mut s = RecvStream::new(100, 100);
+        s.on_data(0, Bytes::from_static(b"abcdef"), false).unwrap();
+        assert_eq!(s.read(2).unwrap().unwrap(), &b"ab"[..]);
+        assert_eq!(s.read(10).unwrap().unwrap(), &b"cdef"[..]);
+        assert_eq!(s.read(10), Err(ReadError::Blocked));
+    }
+}

@@ -1,0 +1,512 @@
+//! The sending part of a stream (RFC 9000 §3.1): the send buffer and the send state machine.
+//!
+//! The application writes [`Bytes`] chunks; they are kept as they are (zero-copy) and sliced into STREAM
+//! frames. Everything is tracked by stream offset, never by packet: the connection records
+//! `(stream, offset, len, fin)` for each frame it sends, and reports acknowledgements and losses back by
+//! range, so a lost range can be retransmitted on any path. Lost ranges are sent before new data. The chunks
+//! below the acknowledged prefix are released as soon as that prefix moves past them.
+//!
+//! States (RFC 9000 §3.1, Figure 2): "Ready"/"Send" (`!finished`), "Data Sent" (`finished`, data in flight),
+//! "Data Recvd" ([`SendStream::is_done`] after everything and the FIN were acknowledged), "Reset Sent"
+//! (`reset` set) and "Reset Recvd" (`reset.acked`).
+
+use std::collections::VecDeque;
+
+use bytes::{BufMut, Bytes};
+
+use super::flow::SendCredit;
+use super::id::StreamId;
+use super::ranges::RangeSet;
+use crate::proto::coding::VarInt;
+use crate::proto::frame::Stream;
+
+/// A STREAM frame to send: a view of the send buffer (the data stays in the application's chunks until the
+/// frame is written into a packet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamFrame {
+    /// Stream ID.
+    pub id: StreamId,
+    /// Offset of the first byte.
+    pub offset: u64,
+    /// Whether the frame ends the stream.
+    pub fin: bool,
+    /// The data, as slices of the application's chunks, in order.
+    pub data: Vec<Bytes>,
+}
+
+/// What the connection keeps about a sent STREAM frame, to report its acknowledgement or loss with
+/// [`Streams::on_stream_frame_acked`](super::Streams::on_stream_frame_acked) /
+/// [`Streams::on_stream_frame_lost`](super::Streams::on_stream_frame_lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StreamFrameRecord {
+    /// Stream ID.
+    pub id: StreamId,
+    /// Offset of the first byte.
+    pub offset: u64,
+    /// Number of data bytes.
+    pub len: u64,
+    /// Whether the frame carried the FIN bit.
+    pub fin: bool,
+}
+
+impl StreamFrame {
+    /// Number of data bytes.
+    pub fn len(&self) -> u64 {
+        self.data.iter().map(|b| b.len() as u64).sum()
+    }
+
+    /// Whether the frame carries no data (a bare FIN).
+    pub fn is_empty(&self) -> bool {
+        self.data.iter().all(Bytes::is_empty)
+    }
+
+    /// The record to keep with the sent packet.
+    pub fn record(&self) -> StreamFrameRecord {
+        StreamFrameRecord {
+            id: self.id,
+            offset: self.offset,
+            len: self.len(),
+            fin: self.fin,
+        }
+    }
+
+    fn offset_varint(&self) -> VarInt {
+        VarInt::from_u64(self.offset).unwrap_or(VarInt::MAX)
+    }
+
+    /// Size of everything but the data.
+    pub fn header_len(&self, with_len: bool) -> usize {
+        header_len(self.id, self.offset, with_len.then(|| self.len()))
+    }
+
+    /// Exact encoded size.
+    pub fn encoded_len(&self, with_len: bool) -> usize {
+        self.header_len(with_len) + self.len() as usize
+    }
+
+    /// Writes the frame; without `with_len` the data runs to the end of the packet, so the frame must be last.
+    pub fn encode<B: BufMut>(&self, buf: &mut B, with_len: bool) {
+        let header = Stream {
+            id: self.id.to_varint(),
+            offset: self.offset_varint(),
+            fin: self.fin,
+            data: &[],
+        };
+        header.ty(with_len).encode(buf);
+        header.id.encode(buf);
+        if self.offset != 0 {
+            header.offset.encode(buf);
+        }
+        if with_len {
+            VarInt::from_u64(self.len()).unwrap_or(VarInt::MAX).encode(buf);
+        }
+        for chunk in &self.data {
+            buf.put_slice(chunk);
+        }
+    }
+}
+
+/// Size of a STREAM frame header (type, ID, offset if not 0, length if given).
+fn header_len(id: StreamId, offset: u64, len: Option<u64>) -> usize {
+    1 + id.to_varint().size()
+        + if offset != 0 {
+            VarInt::size_of(offset).unwrap_or(8)
+        } else {
+            0
+        }
+        + len.map_or(0, |l| VarInt::size_of(l).unwrap_or(8))
+}
+
+/// The most data bytes a STREAM frame (with a Length field) at `offset` can carry in `max_frame_len` bytes,
+/// or `None` if not even an empty frame fits.
+fn max_payload(id: StreamId, offset: u64, max_frame_len: usize) -> Option<u64> {
+    let room = (max_frame_len as u64).checked_sub(header_len(id, offset, None) as u64)?;
+    // The largest `d` with size_of(d) + d <= room: for each length-field size k, the most it can encode.
+    [
+        (1u64, (1u64 << 6) - 1),
+        (2, (1 << 14) - 1),
+        (4, (1 << 30) - 1),
+        (8, (1 << 62) - 1),
+    ]
+    .into_iter()
+    .filter_map(|(k, most)| Some(room.checked_sub(k)?.min(most)))
+    .max()
+}
+
+/// Why a write was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// The send buffer is full; a [`StreamEvent::Writable`](super::StreamEvent::Writable) follows when space
+    /// frees up.
+    #[error("send buffer full")]
+    Blocked,
+    /// The peer sent STOP_SENDING with this application error code; the stream was reset.
+    #[error("stopped by peer with code {0}")]
+    Stopped(VarInt),
+    /// The stream does not exist, cannot send, or was already finished or reset.
+    #[error("closed stream")]
+    ClosedStream,
+}
+
+/// A reset of the sending part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reset {
+    /// Application error code.
+    pub(crate) code: VarInt,
+    /// Final size: every byte ever sent.
+    pub(crate) final_size: u64,
+    /// Whether the RESET_STREAM frame was acknowledged ("Reset Recvd").
+    pub(crate) acked: bool,
+}
+
+/// The sending part of a stream.
+#[derive(Debug)]
+pub(crate) struct SendStream {
+    /// Data not yet acknowledged as a prefix, from `base` to `write_offset`.
+    chunks: VecDeque<Bytes>,
+    /// Offset of the first byte of `chunks`: everything below is acknowledged.
+    base: u64,
+    /// End of the data written by the application.
+    write_offset: u64,
+    /// First offset never sent: the stream-level flow control credit used.
+    next_unsent: u64,
+    /// Lost ranges waiting for retransmission (within `base..next_unsent`).
+    retransmit: RangeSet,
+    /// Acknowledged ranges above `base`.
+    acked: RangeSet,
+    /// The application called finish: `write_offset` is the final size.
+    finished: bool,
+    /// The FIN has to be (re)sent.
+    fin_pending: bool,
+    /// The FIN was acknowledged.
+    fin_acked: bool,
+    /// The peer's MAX_STREAM_DATA.
+    pub(crate) credit: SendCredit,
+    /// Set once reset ("Reset Sent").
+    pub(crate) reset: Option<Reset>,
+    /// The peer's STOP_SENDING code.
+    pub(crate) stop_code: Option<VarInt>,
+    /// Buffer limit: unacknowledged bytes.
+    max_buffer: u64,
+    /// Scheduling priority: higher first.
+    pub(crate) priority: i32,
+    /// Whether the stream is in the connection's send queue.
+    pub(crate) queued: bool,
+    /// A write was refused for lack of buffer space: report when space frees up.
+    pub(crate) want_writable: bool,
+}
+
+impl SendStream {
+    /// A stream whose peer allows `max_data` bytes, buffering at most `max_buffer` unacknowledged bytes.
+    pub(crate) fn new(max_data: u64, max_buffer: u64) -> Self {
+        SendStream {
+            chunks: VecDeque::new(),
+            base: 0,
+            write_offset: 0,
+            next_unsent: 0,
+            retransmit: RangeSet::default(),
+            acked: RangeSet::default(),
+            finished: false,
+            fin_pending: false,
+            fin_acked: false,
+            credit: SendCredit::new(max_data),
+            reset: None,
+            stop_code: None,
+            max_buffer,
+            priority: 0,
+            queued: false,
+            want_writable: false,
+        }
+    }
+
+    /// Bytes held in the buffer (written, not acknowledged as a prefix).
+    pub(crate) fn buffered(&self) -> u64 {
+        self.write_offset - self.base
+    }
+
+    /// Appends a prefix of `data` that fits in the buffer; returns how many bytes were taken.
+    pub(crate) fn write(&mut self, data: Bytes) -> Result<usize, WriteError> {
+        if let Some(code) = self.stop_code {
+            return Err(WriteError::Stopped(code));
+        }
+        if self.finished || self.reset.is_some() {
+            return Err(WriteError::ClosedStream);
+        }
+        if data.is_empty() {
+            return Ok(0);
+        }
+        // Offsets stay below 2^62 (RFC 9000 §4.5: no data beyond what flow control can express).
+        let space = self
+            .max_buffer
+            .saturating_sub(self.buffered())
+            .min(VarInt::MAX.into_inner() - self.write_offset);
+        if space == 0 {
+            self.want_writable = true;
+            return Err(WriteError::Blocked);
+        }
+        let n = (data.len() as u64).min(space) as usize;
+        let data = if n < data.len() { data.slice(..n) } else { data };
+        self.write_offset += n as u64;
+        self.chunks.push_back(data);
+        Ok(n)
+    }
+
+    /// Marks the end of the stream.
+    pub(crate) fn finish(&mut self) -> Result<(), WriteError> {
+        if let Some(code) = self.stop_code {
+            return Err(WriteError::Stopped(code));
+        }
+        if self.finished || self.reset.is_some() {
+            return Err(WriteError::ClosedStream);
+        }
+        self.finished = true;
+        self.fin_pending = true;
+        Ok(())
+    }
+
+    /// Abandons the data and enters "Reset Sent"; `false` if already reset or fully acknowledged.
+    pub(crate) fn reset(&mut self, code: VarInt) -> bool {
+        if self.reset.is_some() || self.is_done() {
+            return false;
+        }
+        self.reset = Some(Reset {
+            code,
+            final_size: self.next_unsent,
+            acked: false,
+        });
+        self.chunks.clear();
+        self.base = self.write_offset;
+        self.retransmit.clear();
+        self.acked.clear();
+        self.fin_pending = false;
+        true
+    }
+
+    /// "Data Recvd" or "Reset Recvd": the sending part is finished with.
+    pub(crate) fn is_done(&self) -> bool {
+        match self.reset {
+            Some(r) => r.acked,
+            None => self.finished && self.fin_acked && self.base == self.write_offset,
+        }
+    }
+
+    /// Whether anything is waiting to be sent, regardless of flow control.
+    pub(crate) fn has_pending(&self) -> bool {
+        self.reset.is_none()
+            && (!self.retransmit.is_empty() || self.next_unsent < self.write_offset || self.fin_pending)
+    }
+
+    /// Whether new data is waiting but the stream's own credit is exhausted.
+    pub(crate) fn has_unsent(&self) -> bool {
+        self.reset.is_none() && self.next_unsent < self.write_offset
+    }
+
+    /// Whether a frame can be produced now, given `conn_credit` bytes of connection-level credit.
+    pub(crate) fn is_sendable(&self, conn_credit: u64) -> bool {
+        if self.reset.is_some() {
+            return false;
+        }
+        !self.retransmit.is_empty()
+            || (self.next_unsent < self.write_offset && self.credit.available().min(conn_credit) > 0)
+            || (self.fin_pending && self.next_unsent == self.write_offset)
+    }
+
+    /// The next frame for this stream in at most `max_frame_len` bytes (with a Length field), lost data
+    /// first. Returns the frame and how many new bytes it sends (to charge against connection credit).
+    pub(crate) fn poll_frame(
+        &mut self,
+        id: StreamId,
+        max_frame_len: usize,
+        conn_credit: u64,
+    ) -> Option<(StreamFrame, u64)> {
+        if self.reset.is_some() {
+            return None;
+        }
+        let (offset, len, new) = if let Some(lost) = self.retransmit.first() {
+            let room = max_payload(id, lost.start, max_frame_len)?;
+            let len = (lost.end - lost.start).min(room);
+            if len == 0 {
+                return None;
+            }
+            self.retransmit.remove(lost.start..lost.start + len);
+            (lost.start, len, 0)
+        } else {
+            let offset = self.next_unsent;
+            let room = max_payload(id, offset, max_frame_len)?;
+            let allowed = (self.write_offset - offset)
+                .min(self.credit.available())
+                .min(conn_credit);
+            let len = allowed.min(room);
+            let fin_now = self.fin_pending && offset + len == self.write_offset;
+            if len == 0 && !fin_now {
+                return None;
+            }
+            self.next_unsent += len;
+            self.credit.consume(len);
+            (offset, len, len)
+        };
+        let end = offset + len;
+        let fin = self.finished && self.fin_pending && end == self.write_offset;
+        if fin {
+            self.fin_pending = false;
+        }
+        let frame = StreamFrame {
+            id,
+            offset,
+            fin,
+            data: self.slices(offset, end),
+        };
+        Some((frame, new))
+    }
+
+    /// The buffered data in `start..end` (within `base..write_offset`), as slices of the chunks.
+    fn slices(&self, start: u64, end: u64) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        let mut pos = self.base;
+        for chunk in &self.chunks {
+            if pos >= end {
+                break;
+            }
+            let chunk_end = pos + chunk.len() as u64;
+            if chunk_end > start {
+                let from = start.saturating_sub(pos) as usize;
+                let to = (end.min(chunk_end) - pos) as usize;
+                out.push(chunk.slice(from..to));
+            }
+            pos = chunk_end;
+        }
+        out
+    }
+
+    /// The frame `offset..offset + len` (with `fin`) was acknowledged. Returns whether buffer space was freed.
+    pub(crate) fn on_ack(&mut self, offset: u64, len: u64, fin: bool) -> bool {
+        if self.reset.is_some() {
+            return false;
+        }
+        if fin {
+            self.fin_acked = true;
+            self.fin_pending = false;
+        }
+        let start = offset.max(self.base);
+        let end = offset.saturating_add(len).min(self.next_unsent);
+        if start >= end {
+            return false;
+        }
+        self.retransmit.remove(start..end);
+        self.acked.insert(start..end);
+        let Some(new_base) = self.acked.end_of_range_at(self.base) else {
+            return false;
+        };
+        self.acked.remove_below(new_base);
+        // Release the chunks below the new acknowledged prefix.
+        let mut drop = new_base - self.base;
+        while drop > 0 {
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
+            let n = front.len() as u64;
+            if n <= drop {
+                self.chunks.pop_front();
+                drop -= n;
+            } else {
+                *front = front.slice(drop as usize..);
+                drop = 0;
+            }
+        }
+        self.base = new_base;
+        true
+    }
+
+    /// The frame `offset..offset + len` (with `fin`) was declared lost: queue what was not acknowledged
+    /// since. Returns whether something needs sending again.
+    pub(crate) fn on_lost(&mut self, offset: u64, len: u64, fin: bool) -> bool {
+        if self.reset.is_some() {
+            return false;
+        }
+        let mut again = false;
+        if fin && !self.fin_acked && self.finished {
+            self.fin_pending = true;
+            again = true;
+        }
+        let start = offset.max(self.base);
+        let end = offset.saturating_add(len).min(self.next_unsent);
+        if start < end {
+            for gap in self.acked.gaps(start..end) {
+                self.retransmit.insert(gap);
+                again = true;
+            }
+        }
+        again
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::frame::{Frame, decode_frames};
+    use crate::proto::transport_params::Side;
+
+    fn id() -> StreamId {
+        StreamId::new(Side::Client, crate::proto::frame::Dir::Bi, 0).unwrap()
+    }
+
+    fn concat(f: &StreamFrame) -> Vec<u8> {
+        f.data.iter().flat_map(|b| b.iter().copied()).collect()
+    }
+
+    #[test]
+    fn max_payload_is_the_largest_that_fits() {
+        let id = id();
+        for max in 0..20_000usize {
+            for offset in [0u64, 1, 100, 1 << 20] {
+                match max_payload(id, offset, max) {
+                    Some(d) => {
+                        let used = |d: u64| header_len(id, offset, Some(d)) as u64 + d;
+                        assert!(used(d) <= max as u64, "{max} {offset} {d}");
+                        assert!(
+                            used(d + 1) > max as u64 && used(d + 2) > max as u64,
+                            "{max} {offset} {d}"
+                        );
+                    }
+                    None => assert!(max < header_len(id, offset, Some(0))),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn frames_span_chunks_and_encode_like_the_codec() {
+        let mut s = SendStream::new(1000, 1000);
+        s.write(Bytes::from_static(b"hello ")).unwrap();
+        s.write(Bytes::from_static(b"world")).unwrap();
+        s.finish().unwrap();
+        let (f, new) = s.poll_frame(id(), 100, 1000).unwrap();
+        assert_eq!(new, 11);
+        assert!(f.fin);
+        assert_eq!(concat(&f), b"hello world");
+        for with_len in [true, false] {
+            let mut buf = Vec::new();
+            f.encode(&mut buf, with_len);
+            assert_eq!(buf.len(), f.encoded_len(with_len));
+            let frames: Vec<_> = decode_frames(&buf).collect::<Result<_, _>>().unwrap();
+            let Frame::Stream(d) = &frames[0] else { panic!() };
+            assert_eq!(
+                (d.id, d.offset.into_inner(), d.fin, d.data),
+                (id().to_varint(), 0, true, &b"hello world"[..])
+            );
+        }
+        assert!(s.poll_frame(id(), 100, 1000).is_none());
+    }
+
+    #[test]
+    fn write_is_bounded_by_the_buffer() {
+        let mut s = SendStream::new(1000, 10);
+        assert_eq!(s.write(Bytes::from_static(b"0123456789abc")), Ok(10));
+        assert_eq!(s.write(Bytes::from_static(b"x")), Err(WriteError::Blocked));
+        assert!(s.want_writable);
+        let (f, _) = s.poll_frame(id(), 100, 1000).unwrap();
+        assert!(s.on_ack(f.offset, f.len(), f.fin));
+        assert_eq!(s.buffered(), 0);
+        assert_eq!(s.write(Bytes::from_static(b"x")), Ok(1));
+    }
+}
