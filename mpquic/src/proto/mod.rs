@@ -5,7 +5,9 @@
 pub mod ack_tracker;
 pub mod cid;
 pub mod coding;
+pub mod connection;
 pub mod crypto;
+pub mod endpoint;
 pub mod error;
 pub mod frame;
 pub mod packet;

@@ -1,0 +1,63 @@
+//! What the connection tells the application ([`Event`]) and the endpoint ([`EndpointEvent`]), and why a
+//! connection ended ([`ConnectionError`]).
+
+use bytes::Bytes;
+
+use crate::proto::coding::VarInt;
+use crate::proto::error::{TransportError, TransportErrorCode};
+use crate::proto::streams::StreamEvent;
+
+/// Why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectionError {
+    /// We detected a protocol error and closed the connection with it.
+    TransportError(TransportError),
+    /// The peer closed the connection with a transport-level CONNECTION_CLOSE (type 0x1c).
+    ConnectionClosed {
+        /// The peer's error code.
+        code: TransportErrorCode,
+        /// The frame type that triggered the error (0: unknown).
+        frame_type: u64,
+        /// The peer's reason phrase.
+        reason: Bytes,
+    },
+    /// The peer closed the connection with an application CONNECTION_CLOSE (type 0x1d).
+    ApplicationClosed {
+        /// The application error code.
+        code: VarInt,
+        /// The reason phrase.
+        reason: Bytes,
+    },
+    /// The idle timeout expired (RFC 9000 §10.1).
+    TimedOut,
+    /// The application closed the connection locally.
+    LocallyClosed,
+    /// The peer sent a Stateless Reset (RFC 9000 §10.3).
+    Reset,
+    /// The TLS handshake failed.
+    HandshakeFailed(TransportError),
+}
+
+/// Application-facing events, from [`Connection::poll_event`](super::Connection::poll_event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The TLS handshake completed (RFC 9001 §4.1.1); 1-RTT data may flow.
+    HandshakeCompleted,
+    /// The handshake is confirmed (RFC 9001 §4.1.2).
+    HandshakeConfirmed,
+    /// A stream event.
+    Stream(StreamEvent),
+    /// A DATAGRAM frame arrived; read it with `recv_datagram`.
+    DatagramReceived,
+    /// A key update completed (initiated by either side).
+    KeyUpdated,
+    /// The connection was lost or closed; it now drains.
+    ConnectionLost(ConnectionError),
+}
+
+/// Connection → endpoint notifications, from [`Connection::poll_endpoint_event`](super::Connection::poll_endpoint_event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointEvent {
+    /// The connection finished draining: its connection IDs may be forgotten.
+    Drained,
+}

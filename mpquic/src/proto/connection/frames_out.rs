@@ -1,0 +1,77 @@
+//! Frame records kept with each sent packet, and what their acknowledgement or loss does.
+//!
+//! Every ack-eliciting frame the connection sends is described by a [`FrameRecord`] stored with the packet in
+//! the path's recovery state. When the packet is acknowledged the record releases state (stream buffers, ACK
+//! ranges); when it is lost, the record re-arms whatever must be sent again, connection-wide, so the scheduler
+//! may repair it on any path.
+
+use crate::cc::PathId;
+use crate::proto::crypto::Level;
+use crate::proto::streams::{StreamControlFrame, StreamFrameRecord};
+
+use super::Connection;
+use super::spaces::level_index;
+
+/// What one frame of a sent packet carried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum FrameRecord {
+    /// STREAM data.
+    Stream(StreamFrameRecord),
+    /// A stream or flow-control frame.
+    Control(StreamControlFrame),
+    /// CRYPTO data of a level.
+    Crypto { level: Level, offset: u64, len: u64 },
+    /// An ACK frame for a long-header space (`path` = `None`) or for a path's application space.
+    Ack {
+        level: Level,
+        path: PathId,
+        largest: u64,
+    },
+    /// HANDSHAKE_DONE.
+    HandshakeDone,
+}
+
+/// The records of one packet.
+pub(super) type Records = Vec<FrameRecord>;
+
+impl Connection {
+    /// A packet carrying `records` was acknowledged.
+    pub(super) fn on_records_acked(&mut self, records: Records) {
+        for r in records {
+            match r {
+                FrameRecord::Stream(s) => self.streams.on_stream_frame_acked(s),
+                FrameRecord::Control(c) => self.streams.on_control_frame_acked(&c),
+                FrameRecord::Ack { level, path, largest } => match level {
+                    Level::Initial | Level::Handshake => {
+                        if let Some(space) = self.spaces.get_mut(level_index(level)) {
+                            space.ack.on_ack_frame_acked(largest);
+                        }
+                    }
+                    Level::OneRtt => {
+                        if let Some(p) = self.paths.get_mut(&path) {
+                            p.ack.on_ack_frame_acked(largest);
+                        }
+                    }
+                },
+                FrameRecord::Crypto { .. } | FrameRecord::HandshakeDone => {}
+            }
+        }
+    }
+
+    /// A packet carrying `records` was declared lost: re-arm what must be sent again.
+    pub(super) fn on_records_lost(&mut self, records: Records) {
+        for r in records {
+            match r {
+                FrameRecord::Stream(s) => self.streams.on_stream_frame_lost(s),
+                FrameRecord::Control(c) => self.streams.on_control_frame_lost(&c),
+                FrameRecord::Crypto { level, offset, len } => {
+                    if let Some(c) = self.crypto.get_mut(level_index(level)) {
+                        c.on_lost(offset, len);
+                    }
+                }
+                FrameRecord::HandshakeDone => self.handshake_done_pending = true,
+                FrameRecord::Ack { .. } => {}
+            }
+        }
+    }
+}

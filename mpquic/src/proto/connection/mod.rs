@@ -1,0 +1,526 @@
+//! The sans-IO QUIC connection: public API and dispatch.
+//!
+//! Calling contract (quinn-proto's, with a path in every output):
+//! - feed every datagram for this connection to [`Connection::handle_datagram`];
+//! - call [`Connection::poll_transmit`] until it returns `None` and send each datagram on its path;
+//! - arm a timer at [`Connection::poll_timeout`] and call [`Connection::handle_timeout`] when it fires;
+//! - drain [`Connection::poll_event`] (application) and [`Connection::poll_endpoint_event`] (endpoint).
+//!
+//! Time (`now`) and randomness (the seed in the constructor) are inputs. Work is split by concern:
+//! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `recv` (datagram →
+//! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
+//! (closing and draining) and `events`.
+
+mod close;
+mod config;
+mod events;
+mod frames_out;
+mod paths;
+mod recv;
+mod send;
+mod spaces;
+mod timers;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+pub use config::{ClientConfig, Rng, ServerConfig, TransportConfig};
+pub use events::{ConnectionError, EndpointEvent, Event};
+
+use crate::cc::{CongestionController, PathId};
+use crate::proto::ack_tracker::{EcnCodepoint, SpaceKind};
+use crate::proto::coding::VarInt;
+use crate::proto::crypto::{Keys, OneRttKeys, TlsSession};
+use crate::proto::error::TransportError;
+use crate::proto::packet::ConnectionId;
+use crate::proto::streams::{ReadError, StreamId, Streams, WriteError};
+use crate::proto::transport_params::{Side, TransportParameters};
+use crate::sched::Scheduler;
+
+use close::State;
+use paths::Path;
+use spaces::{CryptoStream, Space};
+
+/// One datagram to send, written into the caller's buffer by [`Connection::poll_transmit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// The path it belongs to.
+    pub path: PathId,
+    /// Our address to send from, if the path is bound to one.
+    pub local: Option<SocketAddr>,
+    /// Destination.
+    pub remote: SocketAddr,
+    /// ECN codepoint to set.
+    pub ecn: Option<EcnCodepoint>,
+    /// Bytes written.
+    pub size: usize,
+    /// Segment size when several datagrams were written back to back (`None`: one datagram).
+    pub segment_size: Option<usize>,
+}
+
+/// Counters about a connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnectionStats {
+    /// Datagrams sent.
+    pub datagrams_sent: u64,
+    /// Datagrams received.
+    pub datagrams_received: u64,
+    /// Packets sent.
+    pub packets_sent: u64,
+    /// Packets received and successfully decrypted.
+    pub packets_received: u64,
+    /// Packets dropped (undecryptable, duplicate, wrong level).
+    pub packets_dropped: u64,
+    /// Packets declared lost.
+    pub packets_lost: u64,
+    /// Bytes sent in UDP payloads.
+    pub bytes_sent: u64,
+    /// Key updates performed.
+    pub key_updates: u64,
+}
+
+/// Errors of [`Connection::send_datagram`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SendDatagramError {
+    /// The peer does not accept DATAGRAM frames (RFC 9221 §3).
+    #[error("datagrams not supported by the peer")]
+    Unsupported,
+    /// The datagram is larger than the peer accepts or than fits in a packet.
+    #[error("datagram too large")]
+    TooLarge,
+    /// The connection is closed.
+    #[error("connection closed")]
+    Closed,
+}
+
+/// A QUIC connection (RFC 9000), multipath-ready, without I/O.
+pub struct Connection {
+    side: Side,
+    config: TransportConfig,
+    #[allow(dead_code)] // PATH_CHALLENGE data once paths are opened (issue 6)
+    rng: Rng,
+    state: State,
+    tls: TlsSession,
+    /// Initial and Handshake spaces.
+    spaces: [Space; 2],
+    /// CRYPTO streams of Initial, Handshake and 1-RTT.
+    crypto: [CryptoStream; 3],
+    one_rtt: Option<Box<OneRttKeys>>,
+    paths: BTreeMap<PathId, Path>,
+    cc: Box<dyn CongestionController>,
+    sched: Box<dyn Scheduler>,
+    streams: Streams,
+    local_cid: ConnectionId,
+    /// Client: the DCID of its first Initial; server: the DCID the client chose.
+    orig_dcid: ConnectionId,
+    #[allow(dead_code)] // multipath negotiation (issue 6)
+    local_params: TransportParameters,
+    peer_params: Option<TransportParameters>,
+    handshake_complete: bool,
+    handshake_confirmed: bool,
+    handshake_done_pending: bool,
+    idle_timeout: Option<Duration>,
+    idle_deadline: Option<Instant>,
+    key_discard_deadline: Option<Instant>,
+    events: VecDeque<Event>,
+    endpoint_events: VecDeque<EndpointEvent>,
+    datagrams_in: VecDeque<Bytes>,
+    datagrams_out: VecDeque<Bytes>,
+    /// Whether the client sent its first Handshake packet (it then discards Initial keys).
+    sent_handshake: bool,
+    /// The peer's ack_delay_exponent.
+    peer_ack_delay_exponent: u8,
+    /// The client has to send an anti-deadlock probe (RFC 9002 §6.2.2.1).
+    anti_deadlock_probe: bool,
+    stats: ConnectionStats,
+    /// The latest `now` seen by `handle_timeout` (for pacing queries in `poll_timeout`).
+    last_now: Instant,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("side", &self.side)
+            .field("state", &self.state)
+            .field("paths", &self.paths.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Errors creating a connection.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// TLS refused the configuration or server name.
+    #[error("TLS: {0}")]
+    Tls(#[from] rustls::Error),
+    /// The congestion controller spec is invalid.
+    #[error("congestion controller: {0}")]
+    Cc(String),
+    /// The scheduler spec is invalid.
+    #[error("scheduler: {0}")]
+    Sched(String),
+    /// Key derivation failed.
+    #[error("crypto: {0}")]
+    Crypto(#[from] crate::proto::crypto::CryptoError),
+}
+
+/// Everything a new connection is built from.
+pub(crate) struct NewConnection {
+    pub(crate) side: Side,
+    pub(crate) config: TransportConfig,
+    pub(crate) seed: u64,
+    pub(crate) now: Instant,
+    pub(crate) remote: SocketAddr,
+    pub(crate) local_cid: ConnectionId,
+    pub(crate) remote_cid: ConnectionId,
+    pub(crate) orig_dcid: ConnectionId,
+}
+
+impl Connection {
+    /// A client connection to `remote` for `server_name`, with our CID `local_cid` and the random initial
+    /// destination CID `initial_dcid`.
+    pub(crate) fn client(
+        config: &ClientConfig,
+        server_name: &str,
+        new: NewConnection,
+    ) -> Result<Connection, ConnectError> {
+        let params = Self::local_params(&new);
+        let tls = TlsSession::client(config.tls.clone(), server_name, encode_params(&params))?;
+        let mut conn = Self::build(new, tls, params)?;
+        conn.write_tls();
+        Ok(conn)
+    }
+
+    /// A server connection for a client whose first Initial was addressed to `orig_dcid`.
+    pub(crate) fn server(config: &ServerConfig, new: NewConnection) -> Result<Connection, ConnectError> {
+        let params = Self::local_params(&new);
+        let tls = TlsSession::server(config.tls.clone(), encode_params(&params))?;
+        Self::build(new, tls, params)
+    }
+
+    fn local_params(new: &NewConnection) -> TransportParameters {
+        let mut p = TransportParameters::default();
+        new.config.streams.apply_to(&mut p);
+        let idle_ms = u64::try_from(new.config.max_idle_timeout.as_millis()).unwrap_or(u64::MAX);
+        p.max_idle_timeout = VarInt::from_u64(idle_ms).unwrap_or(VarInt::MAX);
+        p.max_ack_delay =
+            VarInt::from_u64(u64::try_from(new.config.ack.max_ack_delay.as_millis()).unwrap_or(u64::MAX))
+                .unwrap_or(VarInt::MAX);
+        p.max_datagram_frame_size = new
+            .config
+            .max_datagram_frame_size
+            .map(|v| VarInt::from_u64(v).unwrap_or(VarInt::MAX));
+        p.initial_source_connection_id = Some(new.local_cid);
+        if new.side == Side::Server {
+            p.original_destination_connection_id = Some(new.orig_dcid);
+        }
+        p
+    }
+
+    fn build(
+        new: NewConnection,
+        tls: TlsSession,
+        local_params: TransportParameters,
+    ) -> Result<Connection, ConnectError> {
+        let crypto_side = match new.side {
+            Side::Client => crate::proto::crypto::Side::Client,
+            Side::Server => crate::proto::crypto::Side::Server,
+        };
+        let mut initial = Space::new(SpaceKind::Initial, new.config.ack);
+        initial.keys = Some(Keys::initial(&new.orig_dcid, crypto_side)?);
+        let handshake = Space::new(SpaceKind::Handshake, new.config.ack);
+        let mut cc = crate::cc::registry::build(&new.config.congestion_controller)
+            .map_err(|e| ConnectError::Cc(e.to_string()))?;
+        let sched = crate::sched::registry::build(&new.config.scheduler)
+            .map_err(|e| ConnectError::Sched(e.to_string()))?;
+        let mtu = new.config.max_udp_payload;
+        cc.on_path_added(PathId(0), new.now, mtu);
+        let path = Path::handshake_path(
+            new.remote,
+            new.remote_cid,
+            new.config.recovery,
+            new.config.ack,
+            new.side == Side::Server,
+            mtu,
+        );
+        let mut paths = BTreeMap::new();
+        paths.insert(PathId(0), path);
+        let streams = Streams::new(new.side, new.config.streams.clone());
+        let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
+        Ok(Connection {
+            side: new.side,
+            rng: Rng::new(new.seed),
+            state: State::Handshake,
+            tls,
+            spaces: [initial, handshake],
+            crypto: Default::default(),
+            one_rtt: None,
+            paths,
+            cc,
+            sched,
+            streams,
+            local_cid: new.local_cid,
+            orig_dcid: new.orig_dcid,
+            local_params,
+            peer_params: None,
+            handshake_complete: false,
+            handshake_confirmed: false,
+            handshake_done_pending: false,
+            idle_timeout,
+            idle_deadline: idle_timeout.map(|t| new.now + t),
+            key_discard_deadline: None,
+            events: VecDeque::new(),
+            endpoint_events: VecDeque::new(),
+            datagrams_in: VecDeque::new(),
+            datagrams_out: VecDeque::new(),
+            sent_handshake: false,
+            peer_ack_delay_exponent: 3,
+            anti_deadlock_probe: false,
+            stats: ConnectionStats::default(),
+            last_now: new.now,
+            config: new.config,
+        })
+    }
+
+    // ----- status -----
+
+    /// Which side we are.
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// Whether the handshake is still in progress.
+    pub fn is_handshaking(&self) -> bool {
+        !self.handshake_complete
+    }
+
+    /// Whether the connection is closing, draining or drained.
+    pub fn is_closed(&self) -> bool {
+        self.state.is_closed()
+    }
+
+    /// Whether the connection is fully drained: nothing more will be sent or received.
+    pub fn is_drained(&self) -> bool {
+        matches!(self.state, State::Drained)
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> ConnectionStats {
+        self.stats
+    }
+
+    /// Our connection ID.
+    pub fn local_cid(&self) -> ConnectionId {
+        self.local_cid
+    }
+
+    /// The negotiated cipher suite, once known.
+    pub fn cipher_suite(&self) -> Option<crate::proto::crypto::CipherSuite> {
+        self.tls.cipher_suite()
+    }
+
+    /// The smoothed RTT of a path.
+    pub fn rtt(&self, path: PathId) -> Option<Duration> {
+        self.paths.get(&path).map(|p| p.recovery.rtt().smoothed())
+    }
+
+    /// The next application event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        if let Some(e) = self.events.pop_front() {
+            return Some(e);
+        }
+        self.streams.poll_event().map(Event::Stream)
+    }
+
+    /// The next endpoint notification.
+    pub fn poll_endpoint_event(&mut self) -> Option<EndpointEvent> {
+        self.endpoint_events.pop_front()
+    }
+
+    // ----- streams -----
+
+    /// Opens a bidirectional stream, if the peer's limit allows.
+    pub fn open_bi(&mut self) -> Option<StreamId> {
+        self.streams.open_bi()
+    }
+
+    /// Opens a unidirectional stream, if the peer's limit allows.
+    pub fn open_uni(&mut self) -> Option<StreamId> {
+        self.streams.open_uni()
+    }
+
+    /// Accepts a bidirectional stream the peer opened.
+    pub fn accept_bi(&mut self) -> Option<StreamId> {
+        self.streams.accept_bi()
+    }
+
+    /// Accepts a unidirectional stream the peer opened.
+    pub fn accept_uni(&mut self) -> Option<StreamId> {
+        self.streams.accept_uni()
+    }
+
+    /// Queues data on a stream; returns how many bytes were accepted.
+    pub fn write(&mut self, id: StreamId, data: Bytes) -> Result<usize, WriteError> {
+        self.streams.write(id, data)
+    }
+
+    /// Ends a stream's send side.
+    pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
+        self.streams.finish(id)
+    }
+
+    /// Abandons a stream's send side with RESET_STREAM.
+    pub fn reset(
+        &mut self,
+        id: StreamId,
+        error_code: VarInt,
+    ) -> Result<(), crate::proto::streams::ClosedStream> {
+        self.streams.reset(id, error_code)
+    }
+
+    /// Reads up to `max_len` in-order bytes; `Ok(None)` at the end of the stream.
+    pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
+        self.streams.read(id, max_len, now)
+    }
+
+    /// Asks the peer to stop sending on a stream (STOP_SENDING).
+    pub fn stop(
+        &mut self,
+        id: StreamId,
+        error_code: VarInt,
+    ) -> Result<(), crate::proto::streams::ClosedStream> {
+        self.streams.stop(id, error_code)
+    }
+
+    // ----- datagrams (RFC 9221) -----
+
+    /// Queues an unreliable datagram.
+    pub fn send_datagram(&mut self, data: Bytes) -> Result<(), SendDatagramError> {
+        if self.is_closed() {
+            return Err(SendDatagramError::Closed);
+        }
+        let max = self
+            .peer_params
+            .as_ref()
+            .and_then(|p| p.max_datagram_frame_size)
+            .ok_or(SendDatagramError::Unsupported)?;
+        // RFC 9221 §3: "An endpoint MUST NOT send DATAGRAM frames until it has received the
+        // max_datagram_frame_size transport parameter with a non-zero value".
+        if max.into_inner() == 0 {
+            return Err(SendDatagramError::Unsupported);
+        }
+        let frame_len = 1 + VarInt::size_of(data.len() as u64).unwrap_or(8) + data.len();
+        // 1-RTT overhead: short header (1 + CID + 4) and the AEAD tag.
+        let room =
+            usize::from(self.config.max_udp_payload).saturating_sub(1 + self.paths_dcid_len() + 4 + 16);
+        if frame_len as u64 > max.into_inner() || frame_len > room {
+            return Err(SendDatagramError::TooLarge);
+        }
+        self.datagrams_out.push_back(data);
+        Ok(())
+    }
+
+    /// The next received datagram.
+    pub fn recv_datagram(&mut self) -> Option<Bytes> {
+        self.datagrams_in.pop_front()
+    }
+
+    fn paths_dcid_len(&self) -> usize {
+        self.paths.values().map(|p| p.remote_cid.len()).max().unwrap_or(0)
+    }
+
+    /// Forces a key update now (for tests and applications that rotate keys on their own schedule).
+    pub fn force_key_update(&mut self) -> bool {
+        let ok = self.one_rtt.as_mut().is_some_and(|k| k.initiate_update().is_ok());
+        if ok {
+            self.stats.key_updates += 1;
+        }
+        ok
+    }
+
+    /// The current 1-RTT key generation (0 before any key update).
+    pub fn key_generation(&self) -> u64 {
+        self.one_rtt.as_ref().map_or(0, |k| k.generation())
+    }
+
+    // ----- handshake glue -----
+
+    /// Drains TLS output into the CRYPTO streams and installs new keys.
+    fn write_tls(&mut self) {
+        loop {
+            let level = self.tls.write_level();
+            let mut buf = Vec::new();
+            let change = self.tls.write_handshake(&mut buf);
+            if let Some(c) = self.crypto.get_mut(spaces::level_index(level)) {
+                c.push(&buf);
+            }
+            match change {
+                Some(crate::proto::crypto::KeyChange::Handshake(keys)) => {
+                    if let Some(s) = self.spaces.get_mut(1) {
+                        s.keys = Some(keys);
+                    }
+                }
+                Some(crate::proto::crypto::KeyChange::OneRtt(keys)) => self.one_rtt = Some(keys),
+                None => {
+                    if buf.is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies the peer's transport parameters once TLS has them.
+    fn on_peer_params(&mut self, now: Instant, scid: Option<&ConnectionId>) -> Result<(), TransportError> {
+        if self.peer_params.is_some() {
+            return Ok(());
+        }
+        let Some(raw) = self.tls.peer_transport_params() else {
+            return Ok(());
+        };
+        let params = TransportParameters::decode(raw, self.side.peer())?;
+        let observed = scid
+            .copied()
+            .or_else(|| self.paths.get(&PathId(0)).map(|p| p.remote_cid));
+        if let Some(observed) = observed {
+            match self.side {
+                Side::Server => crate::proto::transport_params::check_client_cids(&params, &observed)?,
+                Side::Client => crate::proto::transport_params::check_server_cids(
+                    &params,
+                    &observed,
+                    &self.orig_dcid,
+                    None,
+                )?,
+            }
+        }
+        self.streams.set_peer_params(&params);
+        let peer_idle = Duration::from_millis(params.max_idle_timeout.into_inner());
+        // RFC 9000 §10.1: "each endpoint advertises a max_idle_timeout, but the effective value at an endpoint is
+        // computed as the minimum of the two advertised values".
+        self.idle_timeout = match (self.idle_timeout, peer_idle.is_zero()) {
+            (Some(a), false) => Some(a.min(peer_idle)),
+            (None, false) => Some(peer_idle),
+            (a, true) => a,
+        };
+        self.idle_deadline = self.idle_timeout.map(|t| now + t);
+        self.peer_ack_delay_exponent = u8::try_from(params.ack_delay_exponent.into_inner()).unwrap_or(20);
+        let mad = Duration::from_millis(params.max_ack_delay.into_inner());
+        for p in self.paths.values_mut() {
+            p.recovery.set_max_ack_delay(now, mad);
+        }
+        self.peer_params = Some(params);
+        Ok(())
+    }
+}
+
+fn encode_params(p: &TransportParameters) -> Vec<u8> {
+    let mut v = Vec::new();
+    p.encode(&mut v, None);
+    v
+}

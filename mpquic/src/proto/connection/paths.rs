@@ -1,0 +1,100 @@
+//! Per-path state: addresses, the peer's connection ID, loss recovery (packet-number space, RTT, pacing),
+//! the receive-side ACK state of the path's application space, and anti-amplification accounting.
+//!
+//! Every path is keyed by its [`PathId`]; path 0 is the handshake path and also carries the Initial and
+//! Handshake spaces in its recovery. Nothing here assumes a single path.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use crate::cc::{CongestionController, PathId};
+use crate::proto::ack_tracker::{AckConfig, AckTracker, SpaceKind};
+use crate::proto::packet::ConnectionId;
+use crate::proto::recovery::{PathRecovery, RecoveryConfig};
+use crate::sched::{PathStatus, PathView};
+
+use super::frames_out::Records;
+
+/// One network path of the connection.
+#[derive(Debug)]
+pub(super) struct Path {
+    pub(super) id: PathId,
+    pub(super) remote: SocketAddr,
+    pub(super) local: Option<SocketAddr>,
+    pub(super) remote_cid: ConnectionId,
+    pub(super) recovery: PathRecovery<Records>,
+    pub(super) ack: AckTracker,
+    /// Whether the peer's address is validated (RFC 9000 §8.1); until then the 3× limit applies.
+    pub(super) validated: bool,
+    pub(super) bytes_received: u64,
+    pub(super) bytes_sent: u64,
+    pub(super) mtu: u16,
+    pub(super) status: PathStatus,
+    /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path.
+    pub(super) path_response: Option<[u8; 8]>,
+}
+
+impl Path {
+    /// Path 0 at connection start.
+    pub(super) fn handshake_path(
+        remote: SocketAddr,
+        remote_cid: ConnectionId,
+        recovery: RecoveryConfig,
+        ack: AckConfig,
+        is_server: bool,
+        mtu: u16,
+    ) -> Self {
+        Path {
+            id: PathId(0),
+            remote,
+            local: None,
+            remote_cid,
+            recovery: PathRecovery::new_handshake_path(recovery, is_server),
+            ack: AckTracker::new(SpaceKind::Data, ack),
+            // A client trusts the address it chose to contact.
+            validated: !is_server,
+            bytes_received: 0,
+            bytes_sent: 0,
+            mtu,
+            status: PathStatus::Available,
+            path_response: None,
+        }
+    }
+
+    /// How many more bytes we may send before the peer's address is validated.
+    pub(super) fn amplification_budget(&self) -> u64 {
+        if self.validated {
+            return u64::MAX;
+        }
+        // RFC 9000 §8.1: "Prior to validating the client address, servers MUST NOT send more than three times
+        // as many bytes as the number of bytes they have received."
+        self.bytes_received
+            .saturating_mul(3)
+            .saturating_sub(self.bytes_sent)
+    }
+
+    /// Whether the congestion window admits one more full-sized packet.
+    pub(super) fn cwnd_allows(&self, cc: &dyn CongestionController) -> bool {
+        self.recovery
+            .bytes_in_flight()
+            .saturating_add(u64::from(self.mtu))
+            <= cc.window(self.id)
+    }
+
+    /// The scheduler's view of this path.
+    pub(super) fn view(&self, cc: &dyn CongestionController, now: Instant) -> PathView {
+        let rtt = self.recovery.rtt();
+        let mut v = PathView::new(self.id.0, cc.window(self.id), rtt.smoothed());
+        v.validated = self.validated;
+        v.status = self.status;
+        v.bytes_in_flight = self.recovery.bytes_in_flight();
+        v.rttvar = rtt.var();
+        v.min_rtt = rtt.min();
+        v.mss = u64::from(self.mtu);
+        v.pacing_budget = match self.recovery.next_send_time(now, u64::from(self.mtu), cc) {
+            Some(t) if t > now => Some(0),
+            _ => None,
+        };
+        v
+    }
+}

@@ -1,0 +1,449 @@
+//! Receiving: a datagram is split into its coalesced packets, each is unprotected with the keys of its level
+//! (the path ID goes into the 1-RTT nonce), deduplicated by its space's ACK tracker, and its frames are
+//! dispatched. Any [`TransportError`] a frame raises closes the connection with that code and frame type.
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use crate::cc::PathId;
+use crate::proto::ack_tracker::EcnCodepoint;
+use crate::proto::crypto::{KeyUpdateEvent, Level};
+use crate::proto::error::{TransportError, TransportErrorCode};
+use crate::proto::frame::{Frame, PacketKind, decode_frames};
+use crate::proto::packet::{DecodedPacket, PacketType, PartialDecode};
+use crate::proto::recovery::SpaceId;
+
+use super::close::State;
+use super::spaces::level_index;
+use super::{Connection, ConnectionError, Event};
+
+/// Bound on received datagrams waiting for the application.
+const MAX_DATAGRAMS_IN: usize = 1024;
+
+impl Connection {
+    /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The buffer is
+    /// decrypted in place.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<EcnCodepoint>,
+        data: &mut [u8],
+    ) {
+        if matches!(self.state, State::Draining { .. } | State::Drained) {
+            return;
+        }
+        self.stats.datagrams_received += 1;
+        self.last_now = now;
+        let path_id = PathId(0);
+        if let Some(p) = self.paths.get_mut(&path_id) {
+            p.bytes_received = p.bytes_received.saturating_add(data.len() as u64);
+            if p.local.is_none() {
+                p.local = local;
+            }
+            if !p.validated {
+                p.recovery.set_amplification_limited(now, false);
+            }
+        }
+        let _ = remote;
+        let mut offset = 0usize;
+        while offset < data.len() {
+            let Some(rest) = data.get_mut(offset..) else {
+                break;
+            };
+            let pd = match DecodedPacket::decode(rest, self.local_cid.len()) {
+                Ok(DecodedPacket::Protected(pd)) => pd,
+                Ok(other) => {
+                    // Version Negotiation and Retry are not acted on (no version other than 1, no Retry).
+                    offset += other.len().max(1);
+                    continue;
+                }
+                Err(_) => break,
+            };
+            let len = pd.len().max(1);
+            let Some(packet) = rest.get_mut(..pd.len()) else {
+                break;
+            };
+            offset += len;
+            if let Err(err) = self.handle_packet(now, path_id, ecn, pd, packet) {
+                self.close_with_error(now, err);
+                return;
+            }
+            if self.state.is_closed() {
+                return;
+            }
+        }
+    }
+
+    fn handle_packet(
+        &mut self,
+        now: Instant,
+        path_id: PathId,
+        ecn: Option<EcnCodepoint>,
+        pd: PartialDecode,
+        packet: &mut [u8],
+    ) -> Result<(), TransportError> {
+        if matches!(self.state, State::Closing { .. }) {
+            self.on_packet_while_closing();
+            return Ok(());
+        }
+        let dcid_ok = *pd.dcid() == self.local_cid
+            || (self.side == crate::proto::transport_params::Side::Server && *pd.dcid() == self.orig_dcid);
+        if !dcid_ok {
+            self.stats.packets_dropped += 1;
+            return Ok(());
+        }
+        if self.side == crate::proto::transport_params::Side::Client && pd.check_received_by_client().is_err()
+        {
+            self.stats.packets_dropped += 1;
+            return Ok(());
+        }
+        let (level, kind) = match pd.packet_type() {
+            PacketType::Initial => (Level::Initial, PacketKind::Initial),
+            PacketType::Handshake => (Level::Handshake, PacketKind::Handshake),
+            PacketType::OneRtt => (Level::OneRtt, PacketKind::OneRtt),
+            PacketType::ZeroRtt => {
+                self.stats.packets_dropped += 1;
+                return Ok(());
+            }
+        };
+        let Some((pn, header, payload_len)) = self.unprotect(now, path_id, level, pd, packet) else {
+            self.stats.packets_dropped += 1;
+            return Ok(());
+        };
+        // RFC 9000 §17.2: "An endpoint MUST treat receipt of a packet that has a non-zero value for these bits
+        // after removing both packet and header protection as a connection error of type PROTOCOL_VIOLATION."
+        header.check_reserved_bits()?;
+        let duplicate = match level {
+            Level::OneRtt => self.paths.get(&path_id).is_none_or(|p| p.ack.is_duplicate(pn)),
+            _ => self
+                .spaces
+                .get(level_index(level))
+                .is_none_or(|s| s.ack.is_duplicate(pn)),
+        };
+        if duplicate {
+            self.stats.packets_dropped += 1;
+            return Ok(());
+        }
+        self.stats.packets_received += 1;
+        if self.side == crate::proto::transport_params::Side::Client && level == Level::Initial {
+            // RFC 9000 §7.2: "the client MUST change the Destination Connection ID it uses for sending packets
+            // in response to only the first received Initial or Retry packet."
+            if let (Some(scid), Some(p)) = (header.scid, self.paths.get_mut(&path_id)) {
+                if self.stats.packets_received == 1 {
+                    p.remote_cid = scid;
+                }
+            }
+        }
+        if self.side == crate::proto::transport_params::Side::Server && level == Level::Handshake {
+            // RFC 9000 §8.1: "a server MUST consider the client address validated once it receives a Handshake
+            // packet protected with keys derived from the handshake". RFC 9001 §4.9.1: "a server MUST discard
+            // Initial keys when it first successfully processes a Handshake packet".
+            if let Some(p) = self.paths.get_mut(&path_id) {
+                p.validated = true;
+                p.recovery.set_amplification_limited(now, false);
+            }
+            self.discard_initial(now);
+        }
+        if let Some(t) = self.idle_timeout {
+            self.idle_deadline = Some(now + t.max(self.three_pto()));
+        }
+        let header_len = header.header_len;
+        let payload = Bytes::copy_from_slice(
+            packet
+                .get(header_len..header_len.saturating_add(payload_len))
+                .unwrap_or_default(),
+        );
+        let scid = header.scid;
+        let mut ack_eliciting = false;
+        for frame in decode_frames(&payload) {
+            let frame = frame?;
+            frame.check_allowed_in(kind)?;
+            ack_eliciting |= frame.is_ack_eliciting();
+            self.handle_frame(now, level, path_id, scid.as_ref(), frame, &payload)?;
+            if self.state.is_closed() {
+                return Ok(());
+            }
+        }
+        let ecn = ecn.unwrap_or_default();
+        match level {
+            Level::OneRtt => {
+                if let Some(p) = self.paths.get_mut(&path_id) {
+                    p.ack.on_packet_received(now, pn, ack_eliciting, ecn);
+                }
+            }
+            _ => {
+                if let Some(s) = self.spaces.get_mut(level_index(level)) {
+                    s.ack.on_packet_received(now, pn, ack_eliciting, ecn);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes header and packet protection; `None` if the packet must be dropped.
+    fn unprotect(
+        &mut self,
+        now: Instant,
+        path_id: PathId,
+        level: Level,
+        pd: PartialDecode,
+        packet: &mut [u8],
+    ) -> Option<(u64, crate::proto::packet::Header, usize)> {
+        let pn_offset = pd.pn_offset();
+        match level {
+            Level::OneRtt => {
+                let keys = self.one_rtt.as_mut()?;
+                keys.remote_header().remove(packet, pn_offset).ok()?;
+                let header = pd.finish(packet).ok()?;
+                let largest = self.paths.get(&path_id)?.ack.largest_received();
+                let pn = header.full_packet_number(largest);
+                let opened = keys
+                    .open(path_id, pn, header.key_phase, packet, header.header_len)
+                    .ok()?;
+                if let Some(ev) = opened.event {
+                    self.key_discard_deadline = Some(now + self.three_pto());
+                    if ev == KeyUpdateEvent::PeerInitiated {
+                        self.stats.key_updates += 1;
+                        self.events.push_back(Event::KeyUpdated);
+                    }
+                }
+                Some((pn, header, opened.len))
+            }
+            Level::Initial | Level::Handshake => {
+                let space = self.spaces.get(level_index(level))?;
+                let keys = space.keys.as_ref()?;
+                keys.remote.header.remove(packet, pn_offset).ok()?;
+                let header = pd.finish(packet).ok()?;
+                let pn = header.full_packet_number(space.ack.largest_received());
+                let len = keys
+                    .remote
+                    .packet
+                    .open(PathId(0), pn, packet, header.header_len)
+                    .ok()?;
+                Some((pn, header, len))
+            }
+        }
+    }
+
+    fn handle_frame(
+        &mut self,
+        now: Instant,
+        level: Level,
+        path_id: PathId,
+        scid: Option<&crate::proto::packet::ConnectionId>,
+        frame: Frame<'_>,
+        payload: &Bytes,
+    ) -> Result<(), TransportError> {
+        let ty = frame.ty().0;
+        match frame {
+            Frame::Padding(_) | Frame::Ping => {}
+            Frame::Ack(ack) => self.on_ack(now, level, path_id, &ack)?,
+            Frame::Crypto(c) => {
+                let data = self
+                    .crypto
+                    .get_mut(level_index(level))
+                    .map(|s| s.on_received(c.offset.into_inner(), c.data))
+                    .transpose()?
+                    .unwrap_or_default();
+                if !data.is_empty() {
+                    self.tls.read_handshake(&data).map_err(|e| e.error)?;
+                    self.write_tls();
+                    self.on_peer_params(now, scid)?;
+                    self.check_handshake_complete(now);
+                }
+            }
+            Frame::NewToken(_) => {
+                // RFC 9000 §19.7: "Servers MUST treat receipt of a NEW_TOKEN frame as a connection error of type
+                // PROTOCOL_VIOLATION."
+                if self.side == crate::proto::transport_params::Side::Server {
+                    return Err(TransportError::protocol_violation("NEW_TOKEN from a client").with_frame(ty));
+                }
+            }
+            Frame::Stream(s) => self.streams.on_stream_frame(&s, payload)?,
+            Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
+            Frame::StopSending(f) => self.streams.on_stop_sending(&f)?,
+            Frame::MaxData(v) => self.streams.on_max_data(v),
+            Frame::MaxStreamData { id, max } => self.streams.on_max_stream_data(id, max)?,
+            Frame::MaxStreams { dir, count } => self.streams.on_max_streams(dir, count),
+            Frame::DataBlocked(v) => self.streams.on_data_blocked(v),
+            Frame::StreamDataBlocked { id, limit } => self.streams.on_stream_data_blocked(id, limit)?,
+            Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit),
+            Frame::NewConnectionId(_) | Frame::RetireConnectionId(_) => {
+                // Extra connection IDs are not used until migration and multipath paths exist (issue 6).
+            }
+            Frame::PathChallenge(data) => {
+                if let Some(p) = self.paths.get_mut(&path_id) {
+                    p.path_response = Some(data);
+                }
+            }
+            Frame::PathResponse(_) => {}
+            Frame::ConnectionClose(c) => {
+                let reason = ConnectionError::ConnectionClosed {
+                    code: TransportErrorCode(c.error_code.into_inner()),
+                    frame_type: c.frame_type.into_inner(),
+                    reason: payload.slice_ref(c.reason),
+                };
+                self.on_peer_close(now, reason);
+            }
+            Frame::ApplicationClose(c) => {
+                let reason = ConnectionError::ApplicationClosed {
+                    code: c.error_code,
+                    reason: payload.slice_ref(c.reason),
+                };
+                self.on_peer_close(now, reason);
+            }
+            Frame::HandshakeDone => {
+                // RFC 9000 §19.20: "A server MUST treat receipt of a HANDSHAKE_DONE frame as a connection error
+                // of type PROTOCOL_VIOLATION."
+                if self.side == crate::proto::transport_params::Side::Server {
+                    return Err(
+                        TransportError::protocol_violation("HANDSHAKE_DONE from a client").with_frame(ty)
+                    );
+                }
+                self.on_handshake_confirmed(now);
+            }
+            Frame::Datagram(d) => {
+                // RFC 9221 §3: "An endpoint that receives a DATAGRAM frame when it has not indicated support via
+                // the transport parameter MUST terminate the connection with an error of type PROTOCOL_VIOLATION.
+                // Similarly, an endpoint that receives a DATAGRAM frame that is larger than the value it sent in
+                // its max_datagram_frame_size transport parameter MUST terminate the connection with an error of
+                // type PROTOCOL_VIOLATION."
+                let max = self
+                    .config
+                    .max_datagram_frame_size
+                    .ok_or(TransportError::protocol_violation("DATAGRAM without support").with_frame(ty))?;
+                let frame_len = Frame::Datagram(d).encoded_len() as u64;
+                if frame_len > max {
+                    return Err(TransportError::protocol_violation("DATAGRAM too large").with_frame(ty));
+                }
+                if self.datagrams_in.len() >= MAX_DATAGRAMS_IN {
+                    self.datagrams_in.pop_front();
+                }
+                self.datagrams_in.push_back(payload.slice_ref(d.data));
+                self.events.push_back(Event::DatagramReceived);
+            }
+            Frame::PathAbandon(_)
+            | Frame::PathStatus(_)
+            | Frame::MaxPathId(_)
+            | Frame::PathsBlocked(_)
+            | Frame::PathCidsBlocked(_) => {
+                // draft-ietf-quic-multipath-21 §2: multipath frames are only valid once both endpoints sent
+                // initial_max_path_id; we do not offer it yet.
+                return Err(
+                    TransportError::protocol_violation("multipath frame without multipath").with_frame(ty),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn on_ack(
+        &mut self,
+        now: Instant,
+        level: Level,
+        path_id: PathId,
+        ack: &crate::proto::frame::Ack<'_>,
+    ) -> Result<(), TransportError> {
+        let (space, path_id) = match level {
+            Level::Initial => (SpaceId::Initial, PathId(0)),
+            Level::Handshake => (SpaceId::Handshake, PathId(0)),
+            Level::OneRtt => {
+                if ack.path_id.is_some() {
+                    // draft-ietf-quic-multipath-21: PATH_ACK is a multipath frame.
+                    return Err(TransportError::protocol_violation("PATH_ACK without multipath")
+                        .with_frame(ack.ty().0));
+                }
+                (SpaceId::Data, path_id)
+            }
+        };
+        let exponent = if level == Level::OneRtt {
+            self.peer_ack_delay_exponent
+        } else {
+            crate::proto::transport_params::DEFAULT_ACK_DELAY_EXPONENT as u8
+        };
+        let Some(path) = self.paths.get_mut(&path_id) else {
+            return Ok(());
+        };
+        let outcome = path
+            .recovery
+            .on_ack_frame(now, space, ack, exponent, self.cc.as_mut())?;
+        let srtt = path.recovery.rtt().smoothed();
+        self.streams.set_rtt(srtt);
+        if level == Level::OneRtt {
+            if let Some(keys) = self.one_rtt.as_mut() {
+                for r in &outcome.acked {
+                    keys.on_packet_acked(path_id, r.pn);
+                }
+            }
+        }
+        self.stats.packets_lost += outcome.lost.len() as u64;
+        for r in outcome.acked {
+            self.on_records_acked(r.frames);
+        }
+        for r in outcome.lost {
+            self.on_records_lost(r.frames);
+        }
+        Ok(())
+    }
+
+    /// TLS finished: the handshake is complete (RFC 9001 §4.1.1); for the server also confirmed (§4.1.2).
+    fn check_handshake_complete(&mut self, now: Instant) {
+        if self.handshake_complete || self.tls.is_handshaking() {
+            return;
+        }
+        self.handshake_complete = true;
+        if matches!(self.state, State::Handshake) {
+            self.state = State::Established;
+        }
+        self.events.push_back(Event::HandshakeCompleted);
+        if self.side == crate::proto::transport_params::Side::Server {
+            // RFC 9001 §4.1.2: "the TLS handshake is considered confirmed at the server when the handshake
+            // completes. The server MUST send a HANDSHAKE_DONE frame as soon as the handshake is complete."
+            self.handshake_done_pending = true;
+            self.on_handshake_confirmed(now);
+        }
+    }
+
+    /// The handshake is confirmed: discard Handshake keys (RFC 9001 §4.9.2) and arm 1-RTT recovery.
+    pub(super) fn on_handshake_confirmed(&mut self, now: Instant) {
+        if self.handshake_confirmed {
+            return;
+        }
+        self.handshake_confirmed = true;
+        self.discard_initial(now);
+        // RFC 9001 §4.9.2: "An endpoint MUST discard its Handshake keys when the TLS handshake is confirmed".
+        if let Some(s) = self.spaces.get_mut(1) {
+            s.keys = None;
+            s.discarded = true;
+        }
+        let mut dropped = Vec::new();
+        for p in self.paths.values_mut() {
+            dropped.extend(p.recovery.discard_space(now, SpaceId::Handshake));
+            p.recovery.on_handshake_confirmed(now);
+        }
+        drop(dropped);
+        if let Some(k) = self.one_rtt.as_mut() {
+            k.set_handshake_confirmed();
+        }
+        self.events.push_back(Event::HandshakeConfirmed);
+    }
+
+    /// Discards the Initial keys and space (RFC 9001 §4.9.1).
+    pub(super) fn discard_initial(&mut self, now: Instant) {
+        let Some(s) = self.spaces.get_mut(0) else {
+            return;
+        };
+        if s.discarded {
+            return;
+        }
+        s.keys = None;
+        s.discarded = true;
+        if let Some(p) = self.paths.get_mut(&PathId(0)) {
+            drop(p.recovery.discard_space(now, SpaceId::Initial));
+        }
+    }
+}

@@ -1,0 +1,628 @@
+//! Sending: [`Connection::poll_transmit`] assembles one datagram per call.
+//!
+//! The loop is short: long-header work (CRYPTO, ACKs, probes of Initial and Handshake) goes on path 0,
+//! coalesced Initial → Handshake → 1-RTT; otherwise path-bound work (ACKs due, PATH_RESPONSE, probes) goes on
+//! its path; otherwise the scheduler picks the path for new data from a snapshot of every path. Packet
+//! content order: ACK, CONNECTION_CLOSE, PATH_RESPONSE, HANDSHAKE_DONE, stream control frames, CRYPTO, STREAM,
+//! DATAGRAM, PING for a probe that carries nothing else.
+
+use std::time::Instant;
+
+use bytes::BufMut;
+
+use crate::cc::PathId;
+use crate::proto::coding::VarInt;
+use crate::proto::crypto::Level;
+use crate::proto::error::TransportErrorCode;
+use crate::proto::frame::{ApplicationClose, ConnectionClose, Crypto, Datagram, Frame};
+use crate::proto::packet::{MIN_INITIAL_DATAGRAM_SIZE, OutgoingHeader};
+use crate::proto::packet_number;
+use crate::proto::recovery::{OutgoingPacket, SpaceId};
+use crate::proto::transport_params::Side;
+use crate::sched::{ConnView, Decision, SentInfo};
+
+use super::close::{CloseFrame, State};
+use super::frames_out::{FrameRecord, Records};
+use super::spaces::level_index;
+use super::{Connection, Event, Transmit};
+
+/// AEAD tag length of every QUIC v1 suite.
+const TAG_LEN: usize = 16;
+
+/// What one call to the packet builder produced.
+#[derive(Debug, Clone, Copy, Default)]
+struct Built {
+    ack_eliciting: bool,
+}
+
+/// What a packet may carry beyond ACKs and control frames.
+#[derive(Debug, Clone, Copy, Default)]
+struct Allow {
+    data: bool,
+    probe: bool,
+}
+
+fn space_of(level: Level) -> SpaceId {
+    match level {
+        Level::Initial => SpaceId::Initial,
+        Level::Handshake => SpaceId::Handshake,
+        Level::OneRtt => SpaceId::Data,
+    }
+}
+
+impl Connection {
+    /// Writes the next datagram to send into `buf` (cleared first), or returns `None` if there is nothing to
+    /// send now.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        buf.clear();
+        self.last_now = now;
+        match &self.state {
+            State::Draining { .. } | State::Drained => return None,
+            State::Closing { send_pending, .. } => {
+                if !*send_pending {
+                    return None;
+                }
+                return self.transmit_close(now, buf);
+            }
+            State::Handshake | State::Established => {}
+        }
+        let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
+        let (path_id, data_path) = if long_work.iter().any(|w| *w) {
+            (PathId(0), self.choose_data_path(now) == Some(PathId(0)))
+        } else if let Some(p) = self.path_bound_work(now) {
+            (p, self.choose_data_path(now) == Some(p))
+        } else {
+            let p = self.choose_data_path(now)?;
+            (p, true)
+        };
+        let path = self.paths.get(&path_id)?;
+        let budget = usize::try_from(path.amplification_budget()).unwrap_or(usize::MAX);
+        let max_size = usize::from(path.mtu).min(budget);
+        if max_size < 64 {
+            if let Some(p) = self.paths.get_mut(&path_id) {
+                p.recovery.set_amplification_limited(now, true);
+            }
+            return None;
+        }
+        let one_rtt_work = self.one_rtt_has_work(now, path_id, data_path);
+        let mut levels: Vec<Level> = Vec::with_capacity(3);
+        if path_id == PathId(0) {
+            for (l, w) in [Level::Initial, Level::Handshake].into_iter().zip(long_work) {
+                if w {
+                    levels.push(l);
+                }
+            }
+        }
+        if one_rtt_work {
+            levels.push(Level::OneRtt);
+        }
+        let needs_pad = levels.first() == Some(&Level::Initial);
+        if needs_pad && max_size < MIN_INITIAL_DATAGRAM_SIZE {
+            return None;
+        }
+        let mut ack_eliciting = false;
+        let count = levels.len();
+        for (i, level) in levels.into_iter().enumerate() {
+            let last = i + 1 == count;
+            let pad_to = (needs_pad && last).then_some(MIN_INITIAL_DATAGRAM_SIZE);
+            let allow = Allow {
+                data: level == Level::OneRtt && data_path,
+                probe: self
+                    .paths
+                    .get(&path_id)
+                    .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0)
+                    || (self.anti_deadlock_probe && level != Level::OneRtt),
+            };
+            if let Some(b) = self.build_packet(now, level, path_id, buf, max_size, pad_to, allow) {
+                ack_eliciting |= b.ack_eliciting;
+                if level != Level::OneRtt && allow.probe {
+                    self.anti_deadlock_probe = false;
+                }
+                if level == Level::Handshake && self.side == Side::Client && !self.sent_handshake {
+                    // RFC 9001 §4.9.1: "a client MUST discard Initial keys when it first sends a Handshake
+                    // packet".
+                    self.sent_handshake = true;
+                    self.discard_initial(now);
+                }
+            }
+        }
+        if buf.is_empty() {
+            return None;
+        }
+        if needs_pad && buf.len() < MIN_INITIAL_DATAGRAM_SIZE {
+            // The last packet could not carry the padding: pad the datagram (the receiver drops the tail).
+            buf.resize(MIN_INITIAL_DATAGRAM_SIZE, 0);
+        }
+        if ack_eliciting {
+            if let Some(t) = self.idle_timeout {
+                self.idle_deadline = Some(now + t.max(self.three_pto()));
+            }
+        }
+        self.finish_transmit(path_id, buf.len())
+    }
+
+    fn finish_transmit(&mut self, path_id: PathId, size: usize) -> Option<Transmit> {
+        let path = self.paths.get_mut(&path_id)?;
+        path.bytes_sent = path.bytes_sent.saturating_add(size as u64);
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += size as u64;
+        Some(Transmit {
+            path: path_id,
+            local: path.local,
+            remote: path.remote,
+            ecn: None,
+            size,
+            segment_size: None,
+        })
+    }
+
+    /// Whether a long-header space has something to send now.
+    fn long_has_work(&self, now: Instant, level: Level) -> bool {
+        let Some(space) = self.spaces.get(level_index(level)) else {
+            return false;
+        };
+        if space.keys.is_none() || space.discarded {
+            return false;
+        }
+        let crypto = self
+            .crypto
+            .get(level_index(level))
+            .is_some_and(|c| c.has_pending());
+        let ack = space.ack.has_new_packets() && (space.ack.wants_immediate_ack() || space.ack.ack_due(now));
+        let probe = self
+            .paths
+            .get(&PathId(0))
+            .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0);
+        // RFC 9002 §6.2.2.1: the client's anti-deadlock probe is a Handshake packet if it has Handshake keys,
+        // otherwise a padded Initial.
+        let has_hs = self.spaces.get(1).is_some_and(|s| s.keys.is_some());
+        let anti = self.anti_deadlock_probe
+            && match level {
+                Level::Handshake => true,
+                Level::Initial => !has_hs,
+                Level::OneRtt => false,
+            };
+        crypto || ack || probe || anti
+    }
+
+    /// A path with an ACK due, a PATH_RESPONSE or a probe to send.
+    fn path_bound_work(&self, now: Instant) -> Option<PathId> {
+        if self.one_rtt.is_none() || !self.handshake_complete {
+            return None;
+        }
+        self.paths
+            .values()
+            .find(|p| {
+                p.path_response.is_some()
+                    || p.recovery.pending_probes(SpaceId::Data) > 0
+                    || (p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
+                    || (p.id == PathId(0)
+                        && (self.handshake_done_pending
+                            || self.streams.has_control_frames()
+                            || self.crypto.get(2).is_some_and(|c| c.has_pending())))
+            })
+            .map(|p| p.id)
+    }
+
+    /// Asks the scheduler which path carries new data, if any is waiting.
+    fn choose_data_path(&mut self, now: Instant) -> Option<PathId> {
+        if self.one_rtt.is_none() || !self.handshake_complete {
+            return None;
+        }
+        if !self.streams.has_stream_data() && self.datagrams_out.is_empty() {
+            return None;
+        }
+        let views: Vec<_> = self
+            .paths
+            .values()
+            .map(|p| p.view(self.cc.as_ref(), now))
+            .collect();
+        let packet_size = views.first().map_or(1200, |v| v.mss);
+        let mut view = ConnView::new(&views, packet_size);
+        view.bytes_waiting = packet_size;
+        view.flow_credit = self.streams.conn_send_credit();
+        match self.sched.select_send(&view, now) {
+            Decision::Path(p) => Some(PathId(p.0)),
+            Decision::Paths(ps) => ps.first().map(|p| PathId(p.0)),
+            Decision::Wait | Decision::Blocked => None,
+        }
+    }
+
+    fn one_rtt_has_work(&self, now: Instant, path_id: PathId, data_path: bool) -> bool {
+        if self.one_rtt.is_none() || !self.handshake_complete {
+            return false;
+        }
+        let Some(p) = self.paths.get(&path_id) else {
+            return false;
+        };
+        let ack = p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now));
+        let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
+        let control = path_id == PathId(0)
+            && (self.handshake_done_pending
+                || self.streams.has_control_frames()
+                || self.crypto.get(2).is_some_and(|c| c.has_pending()));
+        ack || probe || control || p.path_response.is_some() || data_path
+    }
+
+    /// Builds one packet of `level` on `path_id` at the end of `buf`, within `max_size` bytes of datagram.
+    #[allow(clippy::too_many_arguments)]
+    fn build_packet(
+        &mut self,
+        now: Instant,
+        level: Level,
+        path_id: PathId,
+        buf: &mut Vec<u8>,
+        max_size: usize,
+        pad_to: Option<usize>,
+        allow: Allow,
+    ) -> Option<Built> {
+        let start = buf.len();
+        let space = space_of(level);
+        let path = self.paths.get(&path_id)?;
+        let dcid = path.remote_cid;
+        let scid = self.local_cid;
+        let pn = path.recovery.next_packet_number(space)?;
+        let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
+        let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
+        let header = match level {
+            Level::Initial => OutgoingHeader::Initial {
+                dcid: &dcid,
+                scid: &scid,
+                token: &[],
+            },
+            Level::Handshake => OutgoingHeader::Handshake {
+                dcid: &dcid,
+                scid: &scid,
+            },
+            Level::OneRtt => OutgoingHeader::Short {
+                dcid: &dcid,
+                spin: false,
+                key_phase,
+            },
+        };
+        if start + header.encoded_len(pn_len) + TAG_LEN + 8 > max_size {
+            return None;
+        }
+        let pe = header.encode(pn, pn_len, buf);
+        let body_start = buf.len();
+        let end = max_size.saturating_sub(TAG_LEN);
+        let mut records: Records = Vec::new();
+        let mut ack_eliciting = false;
+        self.write_ack_frame(now, level, path_id, buf, end, &mut records);
+        if level == Level::OneRtt {
+            self.write_one_rtt_control(path_id, buf, end, &mut records, &mut ack_eliciting);
+        }
+        // CRYPTO
+        if let Some(c) = self.crypto.get_mut(level_index(level)) {
+            loop {
+                let room = end.saturating_sub(buf.len()).saturating_sub(1 + 8 + 2);
+                let Some((offset, data)) = c.poll(room) else {
+                    break;
+                };
+                let frame = Crypto {
+                    offset: VarInt::from_u64(offset).unwrap_or(VarInt::MAX),
+                    data,
+                };
+                let len = data.len() as u64;
+                frame.encode(buf);
+                records.push(FrameRecord::Crypto { level, offset, len });
+                ack_eliciting = true;
+            }
+        }
+        let data_ok = allow.data
+            && self.paths.get(&path_id).is_some_and(|p| {
+                allow.probe
+                    || (p.cwnd_allows(self.cc.as_ref())
+                        && p.recovery
+                            .next_send_time(now, u64::from(p.mtu), self.cc.as_ref())
+                            .is_none_or(|t| t <= now))
+            });
+        if data_ok {
+            while end.saturating_sub(buf.len()) > 16 {
+                let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
+                    break;
+                };
+                frame.encode(buf, true);
+                records.push(FrameRecord::Stream(frame.record()));
+                ack_eliciting = true;
+            }
+            while let Some(d) = self.datagrams_out.front() {
+                let frame = Datagram { data: d };
+                if frame.encoded_len(true) > end.saturating_sub(buf.len()) {
+                    break;
+                }
+                frame.encode(buf, true);
+                self.datagrams_out.pop_front();
+                ack_eliciting = true;
+            }
+        }
+        if allow.probe && !ack_eliciting {
+            Frame::Ping.encode(buf);
+            ack_eliciting = true;
+        }
+        if buf.len() == body_start {
+            buf.truncate(start);
+            return None;
+        }
+        self.seal_packet(
+            now,
+            level,
+            path_id,
+            pn,
+            pe,
+            start,
+            buf,
+            pad_to,
+            ack_eliciting,
+            records,
+        )?;
+        Some(Built { ack_eliciting })
+    }
+
+    fn write_ack_frame(
+        &mut self,
+        now: Instant,
+        level: Level,
+        path_id: PathId,
+        buf: &mut Vec<u8>,
+        end: usize,
+        records: &mut Records,
+    ) {
+        let exponent = crate::proto::transport_params::DEFAULT_ACK_DELAY_EXPONENT as u8;
+        let room = end.saturating_sub(buf.len());
+        let tracker = match level {
+            Level::OneRtt => self.paths.get_mut(&path_id).map(|p| &mut p.ack),
+            _ => self.spaces.get_mut(level_index(level)).map(|s| &mut s.ack),
+        };
+        let Some(tracker) = tracker else {
+            return;
+        };
+        if !tracker.has_new_packets() {
+            return;
+        }
+        if let Some(w) = tracker.write_ack(now, None, exponent, buf, room) {
+            records.push(FrameRecord::Ack {
+                level,
+                path: path_id,
+                largest: w.largest,
+            });
+        }
+    }
+
+    fn write_one_rtt_control(
+        &mut self,
+        path_id: PathId,
+        buf: &mut Vec<u8>,
+        end: usize,
+        records: &mut Records,
+        ack_eliciting: &mut bool,
+    ) {
+        if let Some(p) = self.paths.get_mut(&path_id) {
+            if end.saturating_sub(buf.len()) >= 9 {
+                if let Some(data) = p.path_response.take() {
+                    Frame::PathResponse(data).encode(buf);
+                    *ack_eliciting = true;
+                }
+            }
+        }
+        if path_id != PathId(0) {
+            return;
+        }
+        if self.handshake_done_pending && end > buf.len() {
+            Frame::HandshakeDone.encode(buf);
+            self.handshake_done_pending = false;
+            records.push(FrameRecord::HandshakeDone);
+            *ack_eliciting = true;
+        }
+        while let Some(f) = self.streams.poll_control_frame(end.saturating_sub(buf.len())) {
+            f.encode(buf);
+            records.push(FrameRecord::Control(f));
+            *ack_eliciting = true;
+        }
+    }
+
+    /// Pads, patches the Length, encrypts, applies header protection and records the packet.
+    #[allow(clippy::too_many_arguments)]
+    fn seal_packet(
+        &mut self,
+        now: Instant,
+        level: Level,
+        path_id: PathId,
+        pn: u64,
+        pe: crate::proto::packet::PartialEncode,
+        start: usize,
+        buf: &mut Vec<u8>,
+        pad_to: Option<usize>,
+        ack_eliciting: bool,
+        records: Records,
+    ) -> Option<()> {
+        let mut target = start + pe.min_packet_len();
+        if let Some(p) = pad_to {
+            target = target.max(p);
+        }
+        let padded = buf.len() + TAG_LEN < target;
+        if padded {
+            buf.put_bytes(0, target - buf.len() - TAG_LEN);
+        }
+        let packet_len = buf.len() + TAG_LEN - start;
+        let header_len = pe.header_len();
+        if pe.set_length(buf.get_mut(start..)?, packet_len).is_err() {
+            buf.truncate(start);
+            return None;
+        }
+        buf.put_bytes(0, TAG_LEN);
+        let packet = buf.get_mut(start..)?;
+        let sealed = match level {
+            Level::OneRtt => {
+                let keys = self.one_rtt.as_mut()?;
+                keys.seal(path_id, pn, packet, header_len)
+                    .and_then(|()| keys.local_header().apply(packet, pe.pn_offset()))
+            }
+            _ => {
+                let keys = self.spaces.get(level_index(level))?.keys.as_ref()?;
+                keys.local
+                    .packet
+                    .seal(PathId(0), pn, packet, header_len)
+                    .and_then(|()| keys.local.header.apply(packet, pe.pn_offset()))
+            }
+        };
+        if sealed.is_err() {
+            buf.truncate(start);
+            return None;
+        }
+        let app_limited = !self.streams.has_stream_data();
+        let has_data = records.iter().any(|r| matches!(r, FrameRecord::Stream(_)));
+        let path = self.paths.get_mut(&path_id)?;
+        let size = u16::try_from(packet_len).unwrap_or(u16::MAX);
+        path.recovery.on_packet_sent(
+            now,
+            space_of(level),
+            OutgoingPacket {
+                size,
+                ack_eliciting,
+                in_flight: ack_eliciting || padded,
+                app_limited,
+                frames: records,
+            },
+            self.cc.as_mut(),
+        );
+        self.stats.packets_sent += 1;
+        if has_data {
+            self.sched.on_sent(&SentInfo {
+                path: crate::sched::PathId(path_id.0),
+                bytes: u64::from(size),
+                now,
+                retransmission: false,
+                flow_blocked: false,
+            });
+        }
+        if level == Level::OneRtt {
+            self.maybe_update_keys(now);
+        }
+        Some(())
+    }
+
+    /// Initiates a key update when the AEAD limits or the configured interval ask for one (RFC 9001 §6).
+    fn maybe_update_keys(&mut self, now: Instant) {
+        let interval = self.config.key_update_interval;
+        let Some(keys) = self.one_rtt.as_mut() else {
+            return;
+        };
+        let due = keys.wants_update() || interval.is_some_and(|n| keys.sealed_with_current_key() >= n);
+        if due && keys.initiate_update().is_ok() {
+            self.stats.key_updates += 1;
+            self.events.push_back(Event::KeyUpdated);
+            self.key_discard_deadline = Some(now + self.three_pto());
+        }
+    }
+
+    /// Sends CONNECTION_CLOSE at every level the peer may be able to read (RFC 9000 §10.2.3).
+    fn transmit_close(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let State::Closing { frame, .. } = &self.state else {
+            return None;
+        };
+        let frame = frame.clone();
+        let path_id = PathId(0);
+        let max_size = {
+            let p = self.paths.get(&path_id)?;
+            usize::from(p.mtu).min(usize::try_from(p.amplification_budget()).unwrap_or(usize::MAX))
+        };
+        let mut levels = Vec::new();
+        for l in [Level::Initial, Level::Handshake] {
+            if self.spaces.get(level_index(l)).is_some_and(|s| s.keys.is_some()) {
+                levels.push(l);
+            }
+        }
+        if self.one_rtt.is_some() && self.handshake_complete {
+            levels.push(Level::OneRtt);
+        }
+        let needs_pad = self.side == Side::Client && levels.first() == Some(&Level::Initial);
+        let count = levels.len();
+        for (i, level) in levels.into_iter().enumerate() {
+            let pad_to = (needs_pad && i + 1 == count).then_some(MIN_INITIAL_DATAGRAM_SIZE.min(max_size));
+            self.build_close_packet(now, level, path_id, buf, max_size, pad_to, &frame);
+        }
+        if let State::Closing { send_pending, .. } = &mut self.state {
+            *send_pending = false;
+        }
+        if buf.is_empty() {
+            return None;
+        }
+        self.finish_transmit(path_id, buf.len())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_close_packet(
+        &mut self,
+        now: Instant,
+        level: Level,
+        path_id: PathId,
+        buf: &mut Vec<u8>,
+        max_size: usize,
+        pad_to: Option<usize>,
+        frame: &CloseFrame,
+    ) -> Option<()> {
+        let start = buf.len();
+        let space = space_of(level);
+        let path = self.paths.get(&path_id)?;
+        let dcid = path.remote_cid;
+        let scid = self.local_cid;
+        let pn = path.recovery.next_packet_number(space)?;
+        let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
+        let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
+        let header = match level {
+            Level::Initial => OutgoingHeader::Initial {
+                dcid: &dcid,
+                scid: &scid,
+                token: &[],
+            },
+            Level::Handshake => OutgoingHeader::Handshake {
+                dcid: &dcid,
+                scid: &scid,
+            },
+            Level::OneRtt => OutgoingHeader::Short {
+                dcid: &dcid,
+                spin: false,
+                key_phase,
+            },
+        };
+        let pe = header.encode(pn, pn_len, buf);
+        let room = max_size.saturating_sub(buf.len() + TAG_LEN + 16);
+        match frame {
+            CloseFrame::Application { code, reason } if level == Level::OneRtt => {
+                let reason = reason.get(..reason.len().min(room)).unwrap_or_default();
+                ApplicationClose {
+                    error_code: *code,
+                    reason,
+                }
+                .encode(buf);
+            }
+            CloseFrame::Application { .. } => {
+                // RFC 9000 §10.2.3: "When sending a CONNECTION_CLOSE frame of type 0x1d in an Initial or
+                // Handshake packet, an endpoint MUST replace it with a CONNECTION_CLOSE frame of type 0x1c with
+                // an error code of APPLICATION_ERROR (0x0c) and an empty reason phrase."
+                ConnectionClose {
+                    error_code: VarInt::from_u64(TransportErrorCode::APPLICATION_ERROR.0)
+                        .unwrap_or(VarInt::MAX),
+                    frame_type: VarInt::ZERO,
+                    reason: &[],
+                }
+                .encode(buf);
+            }
+            CloseFrame::Transport {
+                code,
+                frame_type,
+                reason,
+            } => {
+                let bytes = reason.as_bytes();
+                ConnectionClose {
+                    error_code: VarInt::from_u64(code.0).unwrap_or(VarInt::MAX),
+                    frame_type: VarInt::from_u64(*frame_type).unwrap_or(VarInt::ZERO),
+                    reason: bytes.get(..bytes.len().min(room)).unwrap_or_default(),
+                }
+                .encode(buf);
+            }
+        }
+        self.seal_packet(now, level, path_id, pn, pe, start, buf, pad_to, false, Vec::new())
+    }
+}

@@ -1,0 +1,1 @@
+//! Close and idle tests.

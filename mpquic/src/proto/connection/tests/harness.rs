@@ -1,0 +1,251 @@
+//! A deterministic pair harness: a client endpoint and a server endpoint joined by an in-memory link with a
+//! fixed one-way delay and optional seeded random loss. Time is virtual.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::proto::connection::{ClientConfig, Connection, Event, Rng, ServerConfig, TransportConfig};
+use crate::proto::crypto::{CipherSuite, SelfSigned, TlsOptions, client_config, server_config};
+use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
+
+pub const CLIENT: &str = "10.0.0.1:4433";
+pub const SERVER: &str = "10.0.0.2:443";
+
+pub fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+pub fn configs(suite: Option<CipherSuite>, transport: TransportConfig) -> (ClientConfig, ServerConfig) {
+    let cert = SelfSigned::generate(&["localhost"]).unwrap();
+    let mut opts = TlsOptions::with_alpn(b"mpq");
+    if let Some(s) = suite {
+        opts.cipher_suites = vec![s];
+    }
+    let roots = cert.root_store().unwrap();
+    let server = server_config(vec![cert.cert.clone()], cert.key.clone_key(), &opts).unwrap();
+    let client = client_config(roots, &opts).unwrap();
+    (
+        ClientConfig {
+            tls: client,
+            transport: transport.clone(),
+        },
+        ServerConfig {
+            tls: server,
+            transport,
+        },
+    )
+}
+
+/// One side: an endpoint and its connections.
+pub struct Node {
+    pub ep: Endpoint,
+    pub conns: HashMap<ConnectionHandle, Connection>,
+    pub addr: SocketAddr,
+    pub events: Vec<(ConnectionHandle, Event)>,
+}
+
+impl Node {
+    /// The only connection.
+    pub fn conn(&mut self) -> &mut Connection {
+        self.conns.values_mut().next().unwrap()
+    }
+}
+
+struct InFlight {
+    at: Instant,
+    to_server: bool,
+    data: Vec<u8>,
+}
+
+/// Two endpoints and the link between them.
+pub struct Pair {
+    pub now: Instant,
+    pub client: Node,
+    pub server: Node,
+    pub delay: Duration,
+    pub loss: f64,
+    rng: Rng,
+    link: Vec<InFlight>,
+    pub delivered: u64,
+    pub dropped: u64,
+}
+
+impl Pair {
+    pub fn new(suite: Option<CipherSuite>, transport: TransportConfig, seed: u64) -> Pair {
+        let (cc, sc) = configs(suite, transport);
+        #[allow(clippy::disallowed_methods)] // virtual time starts at an arbitrary instant
+        let now = Instant::now();
+        let mut client = Node {
+            ep: Endpoint::new(EndpointConfig { seed, cid_len: 8 }, None),
+            conns: HashMap::new(),
+            addr: addr(CLIENT),
+            events: Vec::new(),
+        };
+        let server = Node {
+            ep: Endpoint::new(
+                EndpointConfig {
+                    seed: seed ^ 0x5555,
+                    cid_len: 8,
+                },
+                Some(Arc::new(sc)),
+            ),
+            conns: HashMap::new(),
+            addr: addr(SERVER),
+            events: Vec::new(),
+        };
+        let (h, c) = client.ep.connect(now, &cc, addr(SERVER), "localhost").unwrap();
+        client.conns.insert(h, c);
+        Pair {
+            now,
+            client,
+            server,
+            delay: Duration::from_millis(10),
+            loss: 0.0,
+            rng: Rng::new(seed.wrapping_mul(31).wrapping_add(7)),
+            link: Vec::new(),
+            delivered: 0,
+            dropped: 0,
+        }
+    }
+
+    fn lose(&mut self) -> bool {
+        if self.loss <= 0.0 {
+            return false;
+        }
+        let r = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        r < self.loss
+    }
+
+    /// Sends everything both sides have to send now.
+    fn flush(&mut self) {
+        let mut buf = Vec::new();
+        for to_server in [true, false] {
+            let node = if to_server {
+                &mut self.client
+            } else {
+                &mut self.server
+            };
+            let mut out = Vec::new();
+            for conn in node.conns.values_mut() {
+                while let Some(t) = conn.poll_transmit(self.now, &mut buf) {
+                    assert!(t.size <= 1200 || t.size == buf.len());
+                    out.push(buf[..t.size].to_vec());
+                    assert!(out.len() < 100_000, "runaway sender");
+                }
+            }
+            for data in out {
+                if self.lose() {
+                    self.dropped += 1;
+                    continue;
+                }
+                self.link.push(InFlight {
+                    at: self.now + self.delay,
+                    to_server,
+                    data,
+                });
+            }
+        }
+    }
+
+    fn deliver(&mut self) {
+        let now = self.now;
+        let (due, rest): (Vec<_>, Vec<_>) = self.link.drain(..).partition(|p| p.at <= now);
+        self.link = rest;
+        for mut p in due {
+            self.delivered += 1;
+            let (node, from) = if p.to_server {
+                (&mut self.server, addr(CLIENT))
+            } else {
+                (&mut self.client, addr(SERVER))
+            };
+            match node.ep.handle(now, Some(node.addr), from, None, &mut p.data) {
+                Some(DatagramEvent::Known(h)) => {
+                    if let Some(c) = node.conns.get_mut(&h) {
+                        c.handle_datagram(now, Some(node.addr), from, None, &mut p.data);
+                    }
+                }
+                Some(DatagramEvent::NewConnection(h, c)) => {
+                    node.conns.insert(h, *c);
+                }
+                Some(DatagramEvent::Response(..)) | None => {}
+            }
+        }
+    }
+
+    fn collect_events(&mut self) {
+        for node in [&mut self.client, &mut self.server] {
+            for (h, c) in node.conns.iter_mut() {
+                while let Some(e) = c.poll_event() {
+                    node.events.push((*h, e));
+                }
+                while let Some(e) = c.poll_endpoint_event() {
+                    node.ep.handle_event(*h, e);
+                }
+            }
+        }
+    }
+
+    fn next_time(&self) -> Option<Instant> {
+        let mut t = self.link.iter().map(|p| p.at).min();
+        for node in [&self.client, &self.server] {
+            for c in node.conns.values() {
+                if let Some(x) = c.poll_timeout() {
+                    t = Some(t.map_or(x, |t| t.min(x)));
+                }
+            }
+        }
+        t
+    }
+
+    /// One step: send, advance to the next event, fire timers, deliver. Returns false when idle.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        self.collect_events();
+        let Some(t) = self.next_time() else {
+            return false;
+        };
+        if t > self.now {
+            self.now = t;
+        }
+        for node in [&mut self.client, &mut self.server] {
+            for c in node.conns.values_mut() {
+                if c.poll_timeout().is_some_and(|x| x <= self.now) {
+                    c.handle_timeout(self.now);
+                }
+            }
+        }
+        self.deliver();
+        self.collect_events();
+        true
+    }
+
+    /// Steps until `done` holds (true) or the step budget or virtual deadline runs out (false).
+    pub fn drive_until(&mut self, max: Duration, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
+        let end = self.now + max;
+        for _ in 0..2_000_000 {
+            if done(self) {
+                return true;
+            }
+            if !self.step() || self.now > end {
+                return done(self);
+            }
+        }
+        false
+    }
+
+    pub fn handshake(&mut self) {
+        let ok = self.drive_until(Duration::from_secs(10), |p| {
+            p.client
+                .events
+                .iter()
+                .any(|(_, e)| *e == Event::HandshakeConfirmed)
+                && p.server
+                    .events
+                    .iter()
+                    .any(|(_, e)| *e == Event::HandshakeCompleted)
+        });
+        assert!(ok, "handshake did not complete");
+    }
+}

@@ -1,0 +1,13 @@
+//! Connection tests over an in-process, virtual-time pair harness.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+mod close;
+mod handshake;
+mod harness;
+mod transfer;

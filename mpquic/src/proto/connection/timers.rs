@@ -1,0 +1,102 @@
+//! Timers: [`Connection::poll_timeout`] is the minimum over the idle timer, the closing/draining period, every
+//! path's loss-detection and ACK-delay timers, the long-header ACK timers, pacing and the key-discard timer;
+//! [`Connection::handle_timeout`] fires whatever is due.
+
+use std::time::Instant;
+
+use crate::proto::recovery::{SpaceId, TimeoutOutcome};
+
+use super::Connection;
+use super::close::State;
+
+impl Connection {
+    /// When [`Connection::handle_timeout`] should be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match self.state {
+            State::Closing { deadline, .. } | State::Draining { deadline } => return Some(deadline),
+            State::Drained => return None,
+            State::Handshake | State::Established => {}
+        }
+        let mut t: Option<Instant> = None;
+        let mut consider = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        consider(self.idle_deadline);
+        consider(self.key_discard_deadline);
+        for s in &self.spaces {
+            if s.keys.is_some() {
+                consider(s.ack.ack_deadline());
+            }
+        }
+        let data_waiting = self.streams.has_stream_data() || !self.datagrams_out.is_empty();
+        for p in self.paths.values() {
+            consider(p.recovery.loss_detection_timer());
+            if self.handshake_complete {
+                consider(p.ack.ack_deadline());
+            }
+            if data_waiting && p.cwnd_allows(self.cc.as_ref()) {
+                consider(
+                    p.recovery
+                        .next_send_time(self.last_now(), u64::from(p.mtu), self.cc.as_ref()),
+                );
+            }
+        }
+        t
+    }
+
+    /// A reference time for pacing queries made without `now` (the idle deadline's base is not kept, so the
+    /// pacer's own release time is used as is).
+    fn last_now(&self) -> Instant {
+        self.last_now
+    }
+
+    /// Fires every timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.last_now = now;
+        match self.state {
+            State::Closing { deadline, .. } | State::Draining { deadline } => {
+                if now >= deadline {
+                    self.drain();
+                }
+                return;
+            }
+            State::Drained => return,
+            State::Handshake | State::Established => {}
+        }
+        if self.idle_deadline.is_some_and(|d| now >= d) {
+            self.on_idle_timeout();
+            return;
+        }
+        if self.key_discard_deadline.is_some_and(|d| now >= d) {
+            self.key_discard_deadline = None;
+            if let Some(k) = self.one_rtt.as_mut() {
+                k.discard_previous_keys();
+            }
+        }
+        let ids: Vec<_> = self.paths.keys().copied().collect();
+        for id in ids {
+            let Some(p) = self.paths.get_mut(&id) else {
+                continue;
+            };
+            if p.recovery.loss_detection_timer().is_none_or(|t| now < t) {
+                continue;
+            }
+            match p.recovery.on_timeout(now, self.cc.as_mut()) {
+                TimeoutOutcome::NotDue | TimeoutOutcome::Probe { .. } => {}
+                TimeoutOutcome::Lost { lost, .. } => {
+                    self.stats.packets_lost += lost.len() as u64;
+                    for r in lost {
+                        self.on_records_lost(r.frames);
+                    }
+                }
+                TimeoutOutcome::AntiDeadlock => {
+                    // RFC 9002 §6.2.2.1: the client sends a probe so the server can keep sending.
+                    self.anti_deadlock_probe = true;
+                }
+            }
+        }
+        let _ = SpaceId::Data;
+    }
+}

@@ -1,0 +1,238 @@
+//! The sans-IO endpoint: routes datagrams to connections by Destination Connection ID, creates server
+//! connections from valid client Initials, and answers what belongs to no connection (Version Negotiation,
+//! Stateless Reset) through [`crate::proto::stateless`].
+//!
+//! The endpoint does not own connections: [`Endpoint::connect`] and [`DatagramEvent::NewConnection`] hand
+//! them to the caller with a [`ConnectionHandle`]; [`DatagramEvent::Known`] says which one a datagram is for.
+//! Connections report back with [`EndpointEvent`]s, given to [`Endpoint::handle_event`].
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::cc::PathId;
+use crate::proto::ack_tracker::EcnCodepoint;
+use crate::proto::connection::{
+    ClientConfig, ConnectError, Connection, EndpointEvent, NewConnection, Rng, ServerConfig, Transmit,
+};
+use crate::proto::packet::{
+    ConnectionId, DecodedPacket, MIN_INITIAL_DATAGRAM_SIZE, PacketDecodeError, PacketType, VERSION_1,
+    VersionNegotiation,
+};
+use crate::proto::transport_params::Side;
+
+/// Identifies a connection of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionHandle(pub usize);
+
+/// Endpoint-wide settings.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// Seed of the endpoint's random generator (connection IDs, per-connection seeds).
+    pub seed: u64,
+    /// Length of the connection IDs we issue (RFC 9000 §5.1; 8 by default, at most 20).
+    pub cid_len: usize,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig { seed: 0, cid_len: 8 }
+    }
+}
+
+/// What [`Endpoint::handle`] decided about a datagram.
+#[derive(Debug)]
+pub enum DatagramEvent {
+    /// For an existing connection: pass the datagram to its [`Connection::handle_datagram`].
+    Known(ConnectionHandle),
+    /// A new server connection, which already processed the datagram.
+    NewConnection(ConnectionHandle, Box<Connection>),
+    /// A stateless response to send.
+    Response(Transmit, Vec<u8>),
+}
+
+/// A QUIC endpoint without I/O.
+#[derive(Debug)]
+pub struct Endpoint {
+    config: EndpointConfig,
+    server: Option<Arc<ServerConfig>>,
+    rng: Rng,
+    routes: HashMap<ConnectionId, ConnectionHandle>,
+    cids_of: HashMap<ConnectionHandle, Vec<ConnectionId>>,
+    next_handle: usize,
+}
+
+impl Endpoint {
+    /// An endpoint; with a server config it accepts connections.
+    pub fn new(config: EndpointConfig, server: Option<Arc<ServerConfig>>) -> Self {
+        let rng = Rng::new(config.seed);
+        Endpoint {
+            config: EndpointConfig {
+                cid_len: config.cid_len.clamp(1, 20),
+                ..config
+            },
+            server,
+            rng,
+            routes: HashMap::new(),
+            cids_of: HashMap::new(),
+            next_handle: 0,
+        }
+    }
+
+    fn new_cid(&mut self, len: usize) -> ConnectionId {
+        loop {
+            let mut b = [0u8; 20];
+            let len = len.min(20);
+            self.rng.fill(b.get_mut(..len).unwrap_or_default());
+            let cid = ConnectionId::new(b.get(..len).unwrap_or_default()).unwrap_or_default();
+            if !self.routes.contains_key(&cid) {
+                return cid;
+            }
+        }
+    }
+
+    fn register(&mut self, cids: Vec<ConnectionId>) -> ConnectionHandle {
+        let handle = ConnectionHandle(self.next_handle);
+        self.next_handle += 1;
+        for c in &cids {
+            self.routes.insert(*c, handle);
+        }
+        self.cids_of.insert(handle, cids);
+        handle
+    }
+
+    /// Starts a client connection to `remote`.
+    pub fn connect(
+        &mut self,
+        now: Instant,
+        config: &ClientConfig,
+        remote: SocketAddr,
+        server_name: &str,
+    ) -> Result<(ConnectionHandle, Connection), ConnectError> {
+        let local_cid = self.new_cid(self.config.cid_len);
+        // RFC 9000 §7.2: "the client MUST use a Destination Connection ID ... unpredictable ... at least 8 bytes".
+        let initial_dcid = self.new_cid(16);
+        let seed = self.rng.next_u64();
+        let conn = Connection::client(
+            config,
+            server_name,
+            NewConnection {
+                side: Side::Client,
+                config: config.transport.clone(),
+                seed,
+                now,
+                remote,
+                local_cid,
+                remote_cid: initial_dcid,
+                orig_dcid: initial_dcid,
+            },
+        )?;
+        let handle = self.register(vec![local_cid]);
+        Ok((handle, conn))
+    }
+
+    /// Routes one received datagram.
+    pub fn handle(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<EcnCodepoint>,
+        datagram: &mut [u8],
+    ) -> Option<DatagramEvent> {
+        let first = match DecodedPacket::decode(datagram, self.config.cid_len) {
+            Ok(p) => p,
+            Err(PacketDecodeError::UnsupportedVersion { .. }) => {
+                return self.version_negotiation(remote, datagram);
+            }
+            Err(_) => return None,
+        };
+        let dcid = ConnectionId::new(first.dcid()).unwrap_or_default();
+        if let Some(h) = self.routes.get(&dcid) {
+            return Some(DatagramEvent::Known(*h));
+        }
+        let DecodedPacket::Protected(pd) = first else {
+            return None;
+        };
+        if pd.packet_type() != PacketType::Initial {
+            return None;
+        }
+        let server = self.server.clone()?;
+        // RFC 9000 §14.1: "A server MUST discard an Initial packet that is carried in a UDP datagram with a
+        // payload that is smaller than the smallest allowed maximum datagram size of 1200 bytes."
+        if datagram.len() < MIN_INITIAL_DATAGRAM_SIZE {
+            return None;
+        }
+        // RFC 9000 §7.2: "This Destination Connection ID MUST be at least 8 bytes in length."
+        if dcid.len() < 8 {
+            return None;
+        }
+        let remote_cid = pd.scid().copied().unwrap_or_default();
+        let local_cid = self.new_cid(self.config.cid_len);
+        let seed = self.rng.next_u64();
+        let mut conn = Connection::server(
+            &server,
+            NewConnection {
+                side: Side::Server,
+                config: server.transport.clone(),
+                seed,
+                now,
+                remote,
+                local_cid,
+                remote_cid,
+                orig_dcid: dcid,
+            },
+        )
+        .ok()?;
+        conn.handle_datagram(now, local, remote, ecn, datagram);
+        let handle = self.register(vec![local_cid, dcid]);
+        Some(DatagramEvent::NewConnection(handle, Box::new(conn)))
+    }
+
+    fn version_negotiation(&mut self, remote: SocketAddr, datagram: &[u8]) -> Option<DatagramEvent> {
+        self.server.as_ref()?;
+        // RFC 9000 §6.1: only for a long header in a datagram large enough to be an Initial.
+        if datagram.len() < MIN_INITIAL_DATAGRAM_SIZE {
+            return None;
+        }
+        let mut d = crate::proto::coding::Decoder::new(datagram);
+        let _first = d.u8().ok()?;
+        let _version = d.u32().ok()?;
+        let dcid = ConnectionId::decode_with_len(&mut d).ok()??;
+        let scid = ConnectionId::decode_with_len(&mut d).ok()??;
+        let mut out = Vec::new();
+        let random = u8::try_from(self.rng.next_u64() & 0x7f).unwrap_or(0);
+        if !VersionNegotiation::encode(&scid, &dcid, &[VERSION_1], random, &mut out) {
+            return None;
+        }
+        let size = out.len();
+        Some(DatagramEvent::Response(
+            Transmit {
+                path: PathId(0),
+                local: None,
+                remote,
+                ecn: None,
+                size,
+                segment_size: None,
+            },
+            out,
+        ))
+    }
+
+    /// A connection's notification.
+    pub fn handle_event(&mut self, handle: ConnectionHandle, event: EndpointEvent) {
+        match event {
+            EndpointEvent::Drained => {
+                for c in self.cids_of.remove(&handle).unwrap_or_default() {
+                    self.routes.remove(&c);
+                }
+            }
+        }
+    }
+
+    /// Number of connections with routes.
+    pub fn connection_count(&self) -> usize {
+        self.cids_of.len()
+    }
+}
