@@ -141,6 +141,8 @@ pub struct Connection {
     stats: ConnectionStats,
     /// The latest `now` seen by `handle_timeout` (for pacing queries in `poll_timeout`).
     last_now: Instant,
+    /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
+    raw_frames: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -284,6 +286,7 @@ impl Connection {
             anti_deadlock_probe: false,
             stats: ConnectionStats::default(),
             last_now: new.now,
+            raw_frames: Vec::new(),
             config: new.config,
         })
     }
@@ -424,6 +427,20 @@ impl Connection {
         }
         self.datagrams_out.push_back(data);
         Ok(())
+    }
+
+    /// Test hook: sends a STREAM frame for `id` whatever the stream's state, to break RFC 9000 on purpose.
+    #[cfg(test)]
+    pub(crate) fn inject_stream_frame_for_test(&mut self, id: StreamId, data: &[u8]) {
+        let mut v = Vec::new();
+        crate::proto::frame::Frame::Stream(crate::proto::frame::Stream {
+            id: id.to_varint(),
+            offset: VarInt::ZERO,
+            fin: false,
+            data,
+        })
+        .encode(&mut v);
+        self.raw_frames.push(v);
     }
 
     /// The next received datagram.

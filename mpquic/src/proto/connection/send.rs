@@ -198,6 +198,7 @@ impl Connection {
                     || (p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
                     || (p.id == PathId(0)
                         && (self.handshake_done_pending
+                            || !self.raw_frames.is_empty()
                             || self.streams.has_control_frames()
                             || self.crypto.get(2).is_some_and(|c| c.has_pending())))
             })
@@ -239,6 +240,7 @@ impl Connection {
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
         let control = path_id == PathId(0)
             && (self.handshake_done_pending
+                || !self.raw_frames.is_empty()
                 || self.streams.has_control_frames()
                 || self.crypto.get(2).is_some_and(|c| c.has_pending()));
         ack || probe || control || p.path_response.is_some() || data_path
@@ -407,6 +409,10 @@ impl Connection {
         }
         if path_id != PathId(0) {
             return;
+        }
+        while let Some(f) = self.raw_frames.pop() {
+            buf.extend_from_slice(&f);
+            *ack_eliciting = true;
         }
         if self.handshake_done_pending && end > buf.len() {
             Frame::HandshakeDone.encode(buf);

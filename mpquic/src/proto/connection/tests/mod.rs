@@ -8,6 +8,7 @@
 )]
 
 mod close;
+mod fuzz;
 mod handshake;
 mod harness;
 mod transfer;
