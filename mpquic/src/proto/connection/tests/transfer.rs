@@ -209,3 +209,18 @@ fn datagram_too_large_is_refused() {
     let err = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1500]));
     assert_eq!(err, Err(crate::proto::connection::SendDatagramError::TooLarge));
 }
+
+#[test]
+fn transfer_across_controllers_and_schedulers() {
+    for (cc, sched) in [("newreno", "minrtt"), ("bbr", "roundrobin"), ("lia", "minrtt")] {
+        let transport = TransportConfig {
+            congestion_controller: cc.to_owned(),
+            scheduler: sched.to_owned(),
+            ..TransportConfig::default()
+        };
+        let mut p = Pair::new(None, transport, 9);
+        p.handshake();
+        p.loss = 0.02;
+        bidirectional(&mut p, 256 * 1024, Duration::from_secs(120));
+    }
+}
