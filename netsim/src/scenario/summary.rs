@@ -116,9 +116,15 @@ impl Scenario {
             );
             for (p, path) in resolved.paths.iter().enumerate() {
                 let hops: Vec<String> = path.forward.iter().map(ToString::to_string).collect();
+                let opens = flow
+                    .paths
+                    .get(p)
+                    .and_then(|s| s.start)
+                    .map(|t| format!(", opens at {}", format_duration(t)))
+                    .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "    path {p}: {} -> {} via {} (capacity {})",
+                    "    path {p}: {} -> {} via {} (capacity {}{opens})",
                     path.local,
                     path.remote,
                     hops.join(" "),
@@ -136,10 +142,14 @@ impl Scenario {
                 };
                 let _ = writeln!(
                     out,
-                    "  {}: link {} {what} ({:?})",
+                    "  {}: link {} {what} ({})",
                     format_duration(event.at),
                     event.link,
-                    event.direction
+                    match event.direction {
+                        super::EventDirection::Both => "both directions",
+                        super::EventDirection::Forward => "forward",
+                        super::EventDirection::Reverse => "reverse",
+                    }
                 );
             }
         }
@@ -149,7 +159,7 @@ impl Scenario {
             let seeds = sweep.seeds.len().max(1);
             let _ = writeln!(
                 out,
-                "sweep: {} ({} combinations × {seeds} seeds = {} runs)",
+                "sweep: {} ({} combinations × {seeds} seed(s) = {} runs)",
                 axes.iter()
                     .map(|a| a.parameter.label())
                     .collect::<Vec<_>>()
