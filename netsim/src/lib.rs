@@ -11,13 +11,24 @@
 //! real-socket emulator (`mpquic-netem`), which maps its clock onto [`SimTime`] and sends each datagram at
 //! the arrival time the link returns.
 //!
-//! Next (issue 5): the discrete-event engine over virtual time, the topology (hosts with several interfaces,
-//! routers, shared bottlenecks, cross traffic), scheduled events, TOML scenarios in `netsim/scenarios/`
-//! (the studies of `references/scenarios.md`), and results (summary, JSON, CSV, plots).
+//! Around it, everything a simulation needs except the engine that drives real mpquic connections (written
+//! separately, it plugs in through [`metrics::SampleSource`] and [`results::PathTotals`]):
+//! - [`scenario`]: the TOML scenario format (topology of hosts, routers and links; flows with several paths;
+//!   scheduled link events; parameter sweeps), its validation with errors that name the bad field, and
+//!   sweep expansion. The format is documented in `netsim/SCENARIOS.md`; scenarios ship in
+//!   `netsim/scenarios/`;
+//! - [`metrics`]: the studies' metrics as pure functions and the fixed-interval time-series recorder;
+//! - [`results`]: one run's per-flow, per-path and per-bottleneck results;
+//! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG plots.
 
 pub mod link;
+pub mod metrics;
+pub mod output;
+pub mod results;
+pub mod scenario;
 pub mod time;
 pub mod units;
 
 pub use link::{Arrival, Delivery, DropReason, Link, LinkConfig, LinkStats};
+pub use scenario::{Scenario, ScenarioError};
 pub use time::SimTime;

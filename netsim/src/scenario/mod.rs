@@ -1,0 +1,399 @@
+//! Scenario files: the TOML format that describes a simulation (topology, flows, events, sweeps), its parsing
+//! and its validation.
+//!
+//! The format is documented for users in `netsim/SCENARIOS.md`; the shipped scenarios are in
+//! `netsim/scenarios/`. A file has these sections:
+//!
+//! | section | type | module |
+//! |---|---|---|
+//! | `[scenario]` | name, description, duration, seed, sample interval | [`Meta`] |
+//! | `[nodes.<name>]` | hosts with interfaces, routers | [`node`] |
+//! | `[links.<name>]` | two endpoints, the link model per direction | [`link`] |
+//! | `[[flows]]` | bulk flows with their controller, scheduler and paths | [`flow`] |
+//! | `[[events]]` | link down/up and setting changes at given times | [`event`] |
+//! | `[sweep]` | parameters to vary and seeds | [`sweep`] |
+//!
+//! [`Scenario::from_toml_str`] parses and validates; a returned [`Scenario`] is known to be runnable: every
+//! name resolves, every route is a chain between the flow's hosts ([`topology`]), every link configuration
+//! and every controller and scheduler specification is accepted by its registry. Errors name the bad field by
+//! its path (`flows[1].paths[0].route[1]: unknown link "bn2"`), see [`ScenarioError`].
+
+pub mod error;
+pub mod event;
+pub mod flow;
+pub mod link;
+pub mod node;
+pub mod summary;
+pub mod sweep;
+pub mod topology;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use error::ScenarioError;
+pub use event::{EventAction, EventDirection, EventSpec};
+pub use flow::{FlowKind, FlowSpec, PathSpec};
+pub use link::{Direction, LinkOverride, LinkSpec};
+pub use node::{InterfaceSpec, NodeSpec};
+pub use sweep::{SweepRun, SweepSpec};
+pub use topology::{Endpoint, Hop, ResolvedFlow, ResolvedPath, Topology};
+
+use error::{link_error, parse_error};
+
+/// The `[scenario]` section: what the scenario is and how long it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// Short name (used in output file names).
+    pub name: String,
+    /// What the scenario reproduces and what it expects.
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time the scenario runs for; must be > 0.
+    #[serde(with = "crate::units::duration")]
+    pub duration: Duration,
+    /// Seed of every random stream (links derive theirs from it); a sweep may override it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Interval between time-series samples (default 100 ms); must be > 0 and ≤ `duration`.
+    #[serde(default = "default_interval", with = "crate::units::duration")]
+    pub sample_interval: Duration,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+fn default_interval() -> Duration {
+    Duration::from_millis(100)
+}
+
+/// A whole scenario file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name, duration, seed, sampling.
+    pub scenario: Meta,
+    /// Hosts and routers, by name.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, NodeSpec>,
+    /// Links, by name.
+    #[serde(default)]
+    pub links: BTreeMap<String, LinkSpec>,
+    /// Flows, in order.
+    pub flows: Vec<FlowSpec>,
+    /// Scheduled link events.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
+    /// Parameter sweep (used by `mpquic-sim sweep`; ignored by a single run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSpec>,
+}
+
+/// Characters allowed in node, link and flow names (they appear in endpoints, routes and sweep paths).
+fn check_name(field: &str, name: &str) -> Result<(), ScenarioError> {
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ScenarioError::invalid(
+            field,
+            format!("name \"{name}\": use letters, digits, '_' and '-' only (at least one)"),
+        ))
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario written in TOML.
+    pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::de::Deserializer::parse(text).map_err(|e| ScenarioError::Parse {
+            field: ".".to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        let scenario: Scenario = serde_path_to_error::deserialize(de)
+            .map_err(|e| parse_error(e.path(), &e.inner().to_string()))?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Reads, parses and validates a scenario file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Scenario::from_toml_str(&text)
+    }
+
+    /// Deserialises and validates a scenario from an already parsed TOML table (used by sweeps).
+    pub fn from_toml_table(table: toml::Table) -> Result<Scenario, ScenarioError> {
+        let scenario: Scenario = serde_path_to_error::deserialize(toml::Value::Table(table))
+            .map_err(|e| parse_error(e.path(), &e.inner().to_string()))?;
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Checks everything a parser cannot: ranges, names, references, routes (see the module documentation).
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        self.validate_meta()?;
+        self.validate_nodes()?;
+        self.validate_links()?;
+        self.validate_flows()?;
+        self.validate_events()?;
+        self.topology()?;
+        if let Some(sweep) = &self.sweep {
+            sweep.validate()?;
+        }
+        Ok(())
+    }
+
+    /// The resolved topology: endpoints and the hop-by-hop routes of every path.
+    pub fn topology(&self) -> Result<Topology, ScenarioError> {
+        Topology::resolve(&self.nodes, &self.links, &self.flows)
+    }
+
+    /// The flow called `name`.
+    pub fn flow(&self, name: &str) -> Option<&FlowSpec> {
+        self.flows.iter().find(|f| f.name == name)
+    }
+
+    fn validate_meta(&self) -> Result<(), ScenarioError> {
+        let meta = &self.scenario;
+        if meta.name.trim().is_empty() {
+            return Err(ScenarioError::invalid("scenario.name", "an empty name"));
+        }
+        if meta.duration.is_zero() {
+            return Err(ScenarioError::invalid("scenario.duration", "must be > 0"));
+        }
+        if meta.sample_interval.is_zero() || meta.sample_interval > meta.duration {
+            return Err(ScenarioError::invalid(
+                "scenario.sample_interval",
+                format!(
+                    "{} is out of range: expected > 0 and ≤ the duration ({})",
+                    crate::units::format_duration(meta.sample_interval),
+                    crate::units::format_duration(meta.duration)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_nodes(&self) -> Result<(), ScenarioError> {
+        if !self.nodes.values().any(NodeSpec::is_host) {
+            return Err(ScenarioError::invalid(
+                "nodes",
+                "no host; flows need hosts to run between",
+            ));
+        }
+        let mut addresses = BTreeMap::new();
+        for (name, node) in &self.nodes {
+            check_name(&format!("nodes.{name}"), name)?;
+            if let NodeSpec::Host { interfaces } = node {
+                if interfaces.is_empty() {
+                    return Err(ScenarioError::invalid(
+                        format!("nodes.{name}.interfaces"),
+                        "a host needs at least one interface",
+                    ));
+                }
+                let mut seen = BTreeSet::new();
+                for (i, iface) in interfaces.iter().enumerate() {
+                    let field = format!("nodes.{name}.interfaces[{i}]");
+                    check_name(&format!("{field}.name"), &iface.name)?;
+                    if !seen.insert(iface.name.as_str()) {
+                        return Err(ScenarioError::invalid(
+                            format!("{field}.name"),
+                            format!("interface \"{}\" is declared twice", iface.name),
+                        ));
+                    }
+                    if let Some(addr) = iface.address {
+                        if let Some(other) = addresses.insert(addr, format!("{name}.{}", iface.name)) {
+                            return Err(ScenarioError::invalid(
+                                format!("{field}.address"),
+                                format!("{addr} is already the address of \"{other}\""),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_links(&self) -> Result<(), ScenarioError> {
+        if self.links.is_empty() {
+            return Err(ScenarioError::invalid("links", "no link"));
+        }
+        for (name, link) in &self.links {
+            let prefix = format!("links.{name}");
+            check_name(&prefix, name)?;
+            link.forward().validate().map_err(|e| link_error(&prefix, &e))?;
+            if let Some(reverse) = &link.reverse {
+                if reverse.is_empty() {
+                    return Err(ScenarioError::invalid(
+                        format!("{prefix}.reverse"),
+                        "an empty table; set a field or leave `reverse` out",
+                    ));
+                }
+                link.reverse()
+                    .validate()
+                    .map_err(|e| link_error(&format!("{prefix}.reverse"), &e))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_flows(&self) -> Result<(), ScenarioError> {
+        if self.flows.is_empty() {
+            return Err(ScenarioError::invalid("flows", "no flow"));
+        }
+        let duration = self.scenario.duration;
+        let mut names = BTreeSet::new();
+        for (f, flow) in self.flows.iter().enumerate() {
+            let field = format!("flows[{f}]");
+            check_name(&format!("{field}.name"), &flow.name)?;
+            if !names.insert(flow.name.as_str()) {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.name"),
+                    format!("flow \"{}\" is declared twice", flow.name),
+                ));
+            }
+            for (key, host) in [("from", &flow.from), ("to", &flow.to)] {
+                match self.nodes.get(host) {
+                    Some(node) if node.is_host() => {}
+                    Some(_) => {
+                        return Err(ScenarioError::invalid(
+                            format!("{field}.{key}"),
+                            format!("\"{host}\" is a router; flows run between hosts"),
+                        ));
+                    }
+                    None => {
+                        return Err(ScenarioError::invalid(
+                            format!("{field}.{key}"),
+                            format!("unknown host \"{host}\""),
+                        ));
+                    }
+                }
+            }
+            if flow.from == flow.to {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.to"),
+                    "the same host as `from`",
+                ));
+            }
+            if flow.start >= duration {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.start"),
+                    format!(
+                        "{} is not before the end of the scenario ({})",
+                        crate::units::format_duration(flow.start),
+                        crate::units::format_duration(duration)
+                    ),
+                ));
+            }
+            if let Some(stop) = flow.stop {
+                if stop <= flow.start || stop > duration {
+                    return Err(ScenarioError::invalid(
+                        format!("{field}.stop"),
+                        format!(
+                            "{} is out of range: expected after `start` and ≤ the duration ({})",
+                            crate::units::format_duration(stop),
+                            crate::units::format_duration(duration)
+                        ),
+                    ));
+                }
+            }
+            if flow.bytes == Some(0) {
+                return Err(ScenarioError::invalid(format!("{field}.bytes"), "must be > 0"));
+            }
+            mpquic_cc::registry::build(&flow.cc)
+                .map_err(|e| ScenarioError::invalid(format!("{field}.cc"), e.to_string()))?;
+            mpquic_sched::registry::build(&flow.sched)
+                .map_err(|e| ScenarioError::invalid(format!("{field}.sched"), e.to_string()))?;
+            if flow.paths.is_empty() {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.paths"),
+                    "no path; list at least one `{ route = [...] }`",
+                ));
+            }
+            let stop = flow.stop_or(duration);
+            for (p, path) in flow.paths.iter().enumerate() {
+                let Some(start) = path.start else { continue };
+                let ok = if p == 0 {
+                    start == flow.start
+                } else {
+                    start >= flow.start && start < stop
+                };
+                if !ok {
+                    return Err(ScenarioError::invalid(
+                        format!("{field}.paths[{p}].start"),
+                        format!(
+                            "{} is out of range: the first path starts with the flow ({}), the others between \
+                             the flow's start and stop",
+                            crate::units::format_duration(start),
+                            crate::units::format_duration(flow.start)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_events(&self) -> Result<(), ScenarioError> {
+        for (e, event) in self.events.iter().enumerate() {
+            let field = format!("events[{e}]");
+            if event.at > self.scenario.duration {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.at"),
+                    format!(
+                        "{} is after the end of the scenario ({})",
+                        crate::units::format_duration(event.at),
+                        crate::units::format_duration(self.scenario.duration)
+                    ),
+                ));
+            }
+            let Some(link) = self.links.get(&event.link) else {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.link"),
+                    format!("unknown link \"{}\"", event.link),
+                ));
+            };
+            match (event.action, &event.set) {
+                (EventAction::Set, None) => {
+                    return Err(ScenarioError::invalid(
+                        format!("{field}.set"),
+                        "missing: `action = \"set\"` needs a `set` table",
+                    ));
+                }
+                (EventAction::Set, Some(set)) => {
+                    if set.is_empty() {
+                        return Err(ScenarioError::invalid(
+                            format!("{field}.set"),
+                            "an empty table; set at least one field",
+                        ));
+                    }
+                    for direction in event.direction.directions() {
+                        set.apply(&link.direction(*direction))
+                            .validate()
+                            .map_err(|err| link_error(&format!("{field}.set"), &err))?;
+                    }
+                }
+                (EventAction::Down | EventAction::Up, Some(_)) => {
+                    return Err(ScenarioError::invalid(
+                        format!("{field}.set"),
+                        "only allowed with `action = \"set\"`",
+                    ));
+                }
+                (EventAction::Down | EventAction::Up, None) => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,270 @@
+//! Results and writers on a hand-built run: metrics by hand, table, JSON, CSV, SVG.
+
+// Test helpers outside `#[test]` functions may panic on broken expectations.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::time::Duration;
+
+use mpquic_netsim::Scenario;
+use mpquic_netsim::metrics::{PathSample, Recorder, SampleSource};
+use mpquic_netsim::output::{csv, json, plot, table};
+use mpquic_netsim::results::{FlowTotals, PathTotals, RunResult};
+use mpquic_netsim::scenario::Direction;
+use mpquic_netsim::scenario::sweep::Setting;
+
+const SCENARIO: &str = r#"
+[scenario]
+name = "hand"
+duration = "10s"
+sample_interval = "1s"
+
+[nodes.c]
+kind = "host"
+interfaces = [{ name = "a" }, { name = "b" }]
+
+[nodes.r]
+kind = "router"
+
+[nodes.s]
+kind = "host"
+interfaces = [{ name = "eth0" }]
+
+[links.la]
+between = ["c.a", "r"]
+rate_bps = 100_000_000
+delay = "5ms"
+
+[links.lb]
+between = ["c.b", "r"]
+rate_bps = 100_000_000
+delay = "5ms"
+
+[links.bn]
+between = ["r", "s"]
+rate_bps = 10_000_000
+delay = "5ms"
+
+[[flows]]
+name = "sp"
+from = "c"
+to = "s"
+cc = "cubic"
+paths = [{ route = ["la", "bn"] }]
+
+[[flows]]
+name = "mp"
+from = "c"
+to = "s"
+cc = "lia"
+paths = [{ route = ["la", "bn"] }, { route = ["lb", "bn"] }]
+"#;
+
+/// Steady paths: sp at 4 Mbit/s, each mp path at 3 Mbit/s; srtt 20 ms + 10 ms per path index.
+struct Steady {
+    now_s: u64,
+}
+
+impl SampleSource for Steady {
+    fn path_sample(&self, flow: usize, path: usize) -> Option<PathSample> {
+        let rate_bytes_per_s = if flow == 0 { 500_000 } else { 375_000 };
+        Some(PathSample {
+            cwnd: 40_000 + 1_000 * self.now_s,
+            srtt: Duration::from_millis(20 + 10 * path as u64 + self.now_s),
+            bytes_in_flight: 30_000,
+            delivered_bytes: rate_bytes_per_s * self.now_s,
+            cc: if flow == 1 {
+                vec![("alpha".to_owned(), 0.5), ("ssthresh".to_owned(), 1e5)]
+            } else {
+                vec![("ssthresh".to_owned(), 2e5)]
+            },
+        })
+    }
+}
+
+fn hand_built() -> (Scenario, RunResult, Recorder) {
+    let scenario = Scenario::from_toml_str(SCENARIO).unwrap();
+    let topology = scenario.topology().unwrap();
+    let mut rec = Recorder::new(
+        scenario.scenario.sample_interval,
+        scenario.scenario.duration,
+        &[("sp".to_owned(), 1), ("mp".to_owned(), 2)],
+    );
+    while let Some(due) = rec.next_due() {
+        let src = Steady {
+            now_s: due.as_nanos() / 1_000_000_000,
+        };
+        assert!(rec.record(due, &src));
+    }
+    let totals = vec![
+        FlowTotals {
+            active: Duration::from_secs(10),
+            paths: vec![PathTotals {
+                delivered_bytes: 5_000_000,
+                retransmissions: 7,
+            }],
+        },
+        FlowTotals {
+            active: Duration::from_secs(10),
+            paths: vec![
+                PathTotals {
+                    delivered_bytes: 3_750_000,
+                    retransmissions: 2,
+                },
+                PathTotals {
+                    delivered_bytes: 3_750_000,
+                    retransmissions: 3,
+                },
+            ],
+        },
+    ];
+    let result = RunResult::build(&scenario, &topology, &totals, rec.series());
+    (scenario, result, rec)
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9)
+}
+
+#[test]
+fn results_by_hand() {
+    let (_, r, _) = hand_built();
+    let sp = &r.flows[0];
+    let mp = &r.flows[1];
+    assert!(close(sp.goodput_bps, 4e6));
+    assert!(close(mp.goodput_bps, 6e6));
+    assert!(close(sp.paths[0].utilisation, 0.4));
+    assert_eq!(mp.retransmissions, 5);
+    // Agr_Bf: G = 6 < B_max = 10 → (6 − 10) / 10.
+    assert!(close(mp.aggregate_benefit, -0.4));
+    assert_eq!(sp.aggregate_benefit, None);
+    // MP/SP = 6 / 4.
+    assert!(close(mp.mp_sp_ratio, 1.5));
+    // Jain across flows: (4 + 6)² / (2 · (16 + 36)) = 100 / 104.
+    assert!(close(r.jain_flows, 100.0 / 104.0));
+    // One bottleneck (bn forward, three paths): (4 + 3 + 3)² / (3 · 34).
+    assert_eq!(r.bottlenecks.len(), 1);
+    assert_eq!(r.bottlenecks[0].link, "bn");
+    assert_eq!(r.bottlenecks[0].direction, Direction::Forward);
+    assert_eq!(r.bottlenecks[0].paths, ["sp/path0", "mp/path0", "mp/path1"]);
+    assert!(close(r.bottlenecks[0].jain, 100.0 / 102.0));
+    // srtt samples of sp/path0: 21..=30 ms → mean 25.5, p95 = rank ⌈9.5⌉ = 10th = 30.
+    assert!(close(sp.paths[0].rtt_mean_ms, 25.5));
+    assert!(close(sp.paths[0].rtt_p95_ms, 30.0));
+    assert!(close(mp.paths[1].rtt_p95_ms, 40.0));
+    assert_eq!(mp.paths[1].route, ["lb>", "bn>"]);
+    assert_eq!(mp.paths[1].endpoints, "c.b -> s.eth0");
+}
+
+#[test]
+fn summary_table_is_aligned() {
+    let (_, r, _) = hand_built();
+    let text = table::summary(&r);
+    println!("{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "hand (seed 1, 10 s simulated)");
+    assert!(lines[1].starts_with("flow  path"));
+    assert!(text.contains("mp    all"));
+    assert!(text.contains("4.00"));
+    assert!(text.contains("-0.400"));
+    assert!(text.contains("1.500"));
+    assert!(text.contains("Jain's index across flows: 0.9615"));
+    assert!(text.contains("bn (forward)  sp/path0 mp/path0 mp/path1  0.9804"));
+    // Numeric columns are right-aligned: every goodput cell ends at the same column.
+    let header = lines[1];
+    let end = header.find("goodput Mbit/s").unwrap() + "goodput Mbit/s".len();
+    for line in &lines[3..8] {
+        let cell = &line[..end];
+        assert!(cell.ends_with(|c: char| c.is_ascii_digit()), "{line}");
+    }
+}
+
+#[test]
+fn json_has_every_metric_and_nulls() {
+    let (_, r, _) = hand_built();
+    let text = json::to_json(&r).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["scenario"], "hand");
+    assert_eq!(v["flows"][1]["name"], "mp");
+    assert_eq!(v["flows"][1]["mp_sp_ratio"], 1.5);
+    assert_eq!(v["flows"][0]["aggregate_benefit"], serde_json::Value::Null);
+    assert_eq!(v["flows"][0]["paths"][0]["goodput_bps"], 4e6);
+    assert_eq!(v["flows"][0]["paths"][0]["retransmissions"], 7);
+    assert_eq!(v["bottlenecks"][0]["direction"], "forward");
+}
+
+#[test]
+fn csv_one_file_per_path_with_metric_columns() {
+    let (_, _, rec) = hand_built();
+    let mp1 = rec.path(1, 1).unwrap();
+    let text = csv::series_csv(mp1);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "time_s,cwnd_bytes,srtt_ms,throughput_bps,bytes_in_flight,cc.alpha,cc.ssthresh"
+    );
+    assert_eq!(lines.len(), 11);
+    assert_eq!(lines[1], "1.000000,41000,31.000,0,30000,0.5,100000");
+    assert_eq!(lines[2], "2.000000,42000,32.000,3000000,30000,0.5,100000");
+    let dir = std::env::temp_dir().join(format!("mpquic-netsim-csv-{}", std::process::id()));
+    let files = csv::write_series(&dir, rec.series()).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["sp_path0.csv", "mp_path0.csv", "mp_path1.csv"]);
+    assert_eq!(std::fs::read_to_string(&files[2]).unwrap(), text);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn svg_plots_are_written_with_series_names() {
+    let (_, _, rec) = hand_built();
+    let dir = std::env::temp_dir().join(format!("mpquic-netsim-plot-{}", std::process::id()));
+    let files = plot::write_plots(&dir, "hand", rec.series()).unwrap();
+    assert_eq!(files.len(), 3);
+    for (file, stem) in files.iter().zip(["throughput", "cwnd", "rtt"]) {
+        assert_eq!(file.file_name().unwrap().to_string_lossy(), format!("{stem}.svg"));
+        let svg = std::fs::read_to_string(file).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+        for name in ["sp/path0", "mp/path0", "mp/path1"] {
+            assert!(svg.contains(name), "{stem}.svg lacks {name}");
+        }
+        assert!(svg.contains("time (s)"));
+        assert!(svg.contains("<polyline"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sweep_table_rows_mean_and_spread() {
+    let (_, r, _) = hand_built();
+    let mut rows = Vec::new();
+    for (seed, scale) in [(1, 1.0), (2, 0.5)] {
+        let mut res = r.clone();
+        res.seed = seed;
+        for f in &mut res.flows {
+            f.goodput_bps = f.goodput_bps.map(|g| g * scale);
+        }
+        rows.push(table::SweepRow {
+            settings: vec![Setting {
+                parameter: "flows.mp.cc".to_owned(),
+                value: "lia".to_owned(),
+            }],
+            seed,
+            result: res,
+        });
+    }
+    let text = table::sweep(&rows);
+    println!("{text}");
+    assert!(text.contains("flows.mp.cc  seed  sp Mbit/s  mp Mbit/s"));
+    // sp: 4 and 2 → mean 3, sd √2 = 1.41.
+    assert!(text.contains("3.00 ± 1.41"), "{text}");
+    // mp: 6 and 3 → mean 4.5, sd 2.12.
+    assert!(text.contains("4.50 ± 2.12"), "{text}");
+    assert_eq!(table::sweep(&[]), "no runs\n");
+}

@@ -1,0 +1,404 @@
+//! Scenario files: every shipped file validates and expands; errors name the bad field; sweeps set values by
+//! path.
+
+// Test helpers outside `#[test]` functions may panic on broken expectations.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::path::PathBuf;
+
+use mpquic_netsim::Scenario;
+use mpquic_netsim::link::LossModel;
+use mpquic_netsim::scenario::sweep::{expand, set_path};
+use mpquic_netsim::scenario::{Direction, ScenarioError};
+
+fn scenario_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+#[test]
+fn every_shipped_scenario_parses_validates_and_expands() {
+    let mut seen = Vec::new();
+    for entry in std::fs::read_dir(scenario_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let scenario = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let topology = scenario.topology().unwrap();
+        assert!(!scenario.summary(&topology).is_empty());
+        let text = std::fs::read_to_string(&path).unwrap();
+        let runs = expand(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(!runs.is_empty());
+        for run in &runs {
+            assert!(run.scenario.sweep.is_none());
+            assert_eq!(run.scenario.scenario.seed, run.seed);
+        }
+        seen.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+    }
+    seen.sort();
+    for required in [
+        "a_coupled_cubic",
+        "b3_two_bottlenecks",
+        "c1_homogeneous",
+        "competition",
+        "competition_quick",
+        "fairness",
+        "fairness_quick",
+        "loss_sweep",
+        "loss_sweep_quick",
+        "two_paths",
+    ] {
+        assert!(
+            seen.iter().any(|s| s == required),
+            "missing scenarios/{required}.toml"
+        );
+    }
+}
+
+#[test]
+fn loss_sweep_expands_loss_by_controller_by_seed() {
+    let text = std::fs::read_to_string(scenario_dir().join("loss_sweep.toml")).unwrap();
+    let runs = expand(&text).unwrap();
+    assert_eq!(runs.len(), 9 * 3 * 3);
+    // First axis slowest, seeds fastest.
+    let r = &runs[4];
+    assert_eq!(r.index, 4);
+    assert_eq!(r.seed, 2);
+    assert_eq!(r.settings[0].parameter, "links.bn.loss.p");
+    assert_eq!(r.settings[0].value, "0.0");
+    assert_eq!(r.settings[1].value, "bbr");
+    assert_eq!(r.scenario.flows[0].cc, "bbr");
+    let last = runs.last().unwrap();
+    assert_eq!(last.scenario.links["bn"].loss, LossModel::Bernoulli { p: 0.2 });
+    // The reverse direction keeps its own (lossless) override.
+    assert_eq!(last.scenario.links["bn"].reverse().loss, LossModel::None);
+}
+
+#[test]
+fn fairness_sweep_sets_both_flows_together() {
+    let text = std::fs::read_to_string(scenario_dir().join("fairness_quick.toml")).unwrap();
+    let runs = expand(&text).unwrap();
+    assert_eq!(runs.len(), 3);
+    for run in &runs {
+        assert_eq!(run.scenario.flows[0].cc, run.scenario.flows[1].cc);
+        assert_eq!(run.settings[0].parameter, "flows.a.cc,flows.b.cc");
+    }
+}
+
+#[test]
+fn routes_resolve_to_link_directions() {
+    let s = Scenario::from_file(scenario_dir().join("b3_two_bottlenecks.toml")).unwrap();
+    let t = s.topology().unwrap();
+    let mp = t.flow("mp").unwrap();
+    assert_eq!(mp.paths.len(), 4);
+    let p0 = &mp.paths[0];
+    assert_eq!(p0.local.to_string(), "client.sf1");
+    assert_eq!(p0.remote.to_string(), "server.e1");
+    assert_eq!(p0.capacity_bps, 10_000_000);
+    let dirs: Vec<(&str, Direction)> = p0
+        .forward
+        .iter()
+        .map(|h| (h.link.as_str(), h.direction))
+        .collect();
+    assert_eq!(
+        dirs,
+        [
+            ("acc1", Direction::Forward),
+            ("bn1", Direction::Forward),
+            ("out1", Direction::Forward)
+        ]
+    );
+    let back: Vec<(&str, Direction)> = p0
+        .reverse
+        .iter()
+        .map(|h| (h.link.as_str(), h.direction))
+        .collect();
+    assert_eq!(
+        back,
+        [
+            ("out1", Direction::Reverse),
+            ("bn1", Direction::Reverse),
+            ("acc1", Direction::Reverse)
+        ]
+    );
+}
+
+const BASE: &str = r#"
+[scenario]
+name = "t"
+duration = "10s"
+
+[nodes.c]
+kind = "host"
+interfaces = [{ name = "a" }, { name = "b" }]
+
+[nodes.r]
+kind = "router"
+
+[nodes.s]
+kind = "host"
+interfaces = [{ name = "eth0" }]
+
+[links.la]
+between = ["c.a", "r"]
+rate_bps = 10_000_000
+delay = "5ms"
+
+[links.lb]
+between = ["c.b", "r"]
+rate_bps = 10_000_000
+delay = "5ms"
+
+[links.bn]
+between = ["r", "s"]
+rate_bps = 10_000_000
+delay = "5ms"
+
+[[flows]]
+name = "f0"
+from = "c"
+to = "s"
+cc = "cubic"
+paths = [{ route = ["la", "bn"] }]
+
+[[flows]]
+name = "f1"
+from = "c"
+to = "s"
+cc = "lia"
+paths = [{ route = ["la", "bn"] }, { route = ["lb", "bn"] }]
+"#;
+
+fn error_of(text: &str) -> ScenarioError {
+    match Scenario::from_toml_str(text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+fn field_of(text: &str) -> String {
+    error_of(text).field().unwrap().to_owned()
+}
+
+#[test]
+fn the_base_example_is_valid() {
+    let s = Scenario::from_toml_str(BASE).unwrap();
+    assert_eq!(s.flows[1].sched, "minrtt");
+    assert_eq!(s.scenario.seed, 1);
+}
+
+#[test]
+fn unknown_link_in_a_route_names_the_hop() {
+    let text = BASE.replace(r#"{ route = ["lb", "bn"] }"#, r#"{ route = ["lb", "bn2"] }"#);
+    let e = error_of(&text);
+    assert_eq!(e.to_string(), "flows[1].paths[1].route[1]: unknown link \"bn2\"");
+}
+
+#[test]
+fn semantic_errors_name_the_field() {
+    let cases: &[(&str, &str, &str)] = &[
+        (r#"duration = "10s""#, r#"duration = "0""#, "scenario.duration"),
+        (
+            "[scenario]\n",
+            "[scenario]\nsample_interval = \"20s\"\n",
+            "scenario.sample_interval",
+        ),
+        (
+            r#"between = ["c.a", "r"]"#,
+            r#"between = ["c.x", "r"]"#,
+            "links.la.between[0]",
+        ),
+        (
+            r#"between = ["c.a", "r"]"#,
+            r#"between = ["c", "r"]"#,
+            "links.la.between[0]",
+        ),
+        (
+            r#"between = ["c.b", "r"]"#,
+            r#"between = ["c.a", "r"]"#,
+            "links.lb.between[0]",
+        ),
+        (
+            r#"between = ["r", "s"]"#,
+            r#"between = ["r", "r"]"#,
+            "links.bn.between",
+        ),
+        (r#"cc = "lia""#, r#"cc = "lia2""#, "flows[1].cc"),
+        (r#"cc = "cubic""#, r#"cc = "cubic:nope=1""#, "flows[0].cc"),
+        (
+            r#"cc = "lia""#,
+            "cc = \"lia\"\nsched = \"fastest\"",
+            "flows[1].sched",
+        ),
+        (r#"name = "f1""#, r#"name = "f0""#, "flows[1].name"),
+        (
+            r#"to = "s"
+cc = "lia""#,
+            r#"to = "r"
+cc = "lia""#,
+            "flows[1].to",
+        ),
+        (
+            r#"route = ["la", "bn"] }]"#,
+            r#"route = ["bn"] }]"#,
+            "flows[0].paths[0].route[0]",
+        ),
+        (
+            r#"route = ["la", "bn"] }]"#,
+            r#"route = ["la"] }]"#,
+            "flows[0].paths[0].route",
+        ),
+        (
+            r#"{ route = ["lb", "bn"] }"#,
+            r#"{ route = ["la", "bn"] }"#,
+            "flows[1].paths[1]",
+        ),
+        (
+            r#"{ route = ["lb", "bn"] }"#,
+            r#"{ route = ["lb", "bn"], reverse = ["bn", "la"] }"#,
+            "flows[1].paths[1].reverse",
+        ),
+        (
+            r#"{ route = ["lb", "bn"] }"#,
+            r#"{ route = ["lb", "bn"], start = "20s" }"#,
+            "flows[1].paths[1].start",
+        ),
+        (r#"cc = "lia""#, "cc = \"lia\"\nstop = \"11s\"", "flows[1].stop"),
+        (r#"cc = "lia""#, "cc = \"lia\"\nbytes = 0", "flows[1].bytes"),
+        (
+            r#"delay = "5ms"
+
+[links.bn]"#,
+            r#"delay = "5ms"
+loss = { kind = "bernoulli", p = 1.5 }
+[links.bn]"#,
+            "links.lb.loss.p",
+        ),
+        (
+            r#"delay = "5ms"
+
+[links.bn]"#,
+            r#"delay = "5ms"
+reverse = { rate_bps = 0 }
+[links.bn]"#,
+            "links.lb.reverse.rate_bps",
+        ),
+    ];
+    for (from, to, field) in cases {
+        assert!(BASE.contains(from), "bad test case: {from}");
+        let text = BASE.replacen(from, to, 1);
+        assert_eq!(&field_of(&text), field, "case {to}: {}", error_of(&text));
+    }
+}
+
+#[test]
+fn event_errors_name_the_field() {
+    let with = |event: &str| format!("{BASE}\n[[events]]\n{event}\n");
+    assert!(Scenario::from_toml_str(&with("at = \"1s\"\nlink = \"la\"\naction = \"down\"")).is_ok());
+    assert!(
+        Scenario::from_toml_str(&with(
+            "at = \"1s\"\nlink = \"la\"\naction = \"set\"\ndirection = \"reverse\"\nset = { rate_bps = 5 }"
+        ))
+        .is_ok()
+    );
+    assert_eq!(
+        field_of(&with("at = \"11s\"\nlink = \"la\"\naction = \"down\"")),
+        "events[0].at"
+    );
+    assert_eq!(
+        field_of(&with("at = \"1s\"\nlink = \"zz\"\naction = \"down\"")),
+        "events[0].link"
+    );
+    assert_eq!(
+        field_of(&with("at = \"1s\"\nlink = \"la\"\naction = \"set\"")),
+        "events[0].set"
+    );
+    assert_eq!(
+        field_of(&with(
+            "at = \"1s\"\nlink = \"la\"\naction = \"set\"\nset = { loss = { kind = \"bernoulli\", p = 2.0 } }"
+        )),
+        "events[0].set.loss.p"
+    );
+    assert_eq!(
+        field_of(&with(
+            "at = \"1s\"\nlink = \"la\"\naction = \"up\"\nset = { rate_bps = 5 }"
+        )),
+        "events[0].set"
+    );
+}
+
+#[test]
+fn parse_errors_name_the_field() {
+    let e = error_of(&BASE.replace(
+        "rate_bps = 10_000_000\ndelay = \"5ms\"\n\n[links.bn]",
+        "rate_bps = 10_000_000\ndelay = \"5ms\"\nrat_bps = 1\n\n[links.bn]",
+    ));
+    assert!(matches!(e, ScenarioError::Parse { .. }), "{e}");
+    assert_eq!(e.field(), Some("links.lb.rat_bps"), "{e}");
+    assert!(e.to_string().contains("line 26"), "{e}");
+    assert!(e.to_string().contains("rat_bps"), "{e}");
+    let e = error_of(
+        &BASE
+            .replace(r#"delay = "10s""#, "")
+            .replace(r#"duration = "10s""#, r#"duration = "10""#),
+    );
+    assert_eq!(e.field(), Some("scenario.duration"), "{e}");
+    let e = error_of(&BASE.replace(r#"cc = "lia""#, "cc = 3"));
+    assert_eq!(e.field(), Some("flows[1].cc"), "{e}");
+    let e = error_of("this is not toml");
+    assert_eq!(e.field(), Some("."), "{e}");
+}
+
+#[test]
+fn sweep_errors_name_the_axis() {
+    let with = |sweep: &str| format!("{BASE}\n[sweep]\n{sweep}\n");
+    let e = expand(&with("parameter = \"links.zz.rate_bps\"\nvalues = [1]")).unwrap_err();
+    assert_eq!(e.field(), Some("sweep.parameter"), "{e}");
+    let e = expand(&with("parameter = \"flows.f1.cc\"\nvalues = [\"lia\"]\n[[sweep.axes]]\nparameter = \"flows.nope.cc\"\nvalues = [\"x\"]")).unwrap_err();
+    assert_eq!(e.field(), Some("sweep.axes[0].parameter"), "{e}");
+    let e = expand(&with("parameter = \"flows.f1.cc\"\nvalues = [\"nope\"]")).unwrap_err();
+    assert_eq!(e.field(), Some("flows[1].cc"), "{e}");
+    assert!(
+        e.to_string().contains("in sweep run flows.f1.cc=nope, seed 1"),
+        "{e}"
+    );
+    let e = Scenario::from_toml_str(&with("parameter = \"flows.f1.cc\"")).unwrap_err();
+    assert_eq!(e.field(), Some("sweep.values"), "{e}");
+    let e = Scenario::from_toml_str(&with("seeds = [1]")).unwrap_err();
+    assert_eq!(e.field(), Some("sweep"), "{e}");
+    let runs = expand(&with(
+        "parameter = \"flows[1].paths[1].route[0]\"\nvalues = [\"lb\"]\nseeds = [4, 5]",
+    ))
+    .unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].seed, 5);
+    assert_eq!(runs[1].scenario.scenario.seed, 5);
+}
+
+#[test]
+fn set_path_walks_tables_indices_and_names() {
+    let mut doc: toml::Table = toml::from_str(BASE).unwrap();
+    set_path(&mut doc, "links.la.rate_bps", toml::Value::Integer(5)).unwrap();
+    set_path(&mut doc, "flows.f1.sched", toml::Value::String("ecf".into())).unwrap();
+    set_path(&mut doc, "flows[0].cc", toml::Value::String("bbr".into())).unwrap();
+    set_path(
+        &mut doc,
+        "flows.1.paths.0.route[1]",
+        toml::Value::String("bn".into()),
+    )
+    .unwrap();
+    let s = Scenario::from_toml_table(doc.clone()).unwrap();
+    assert_eq!(s.links["la"].rate_bps, 5);
+    assert_eq!(s.flows[1].sched, "ecf");
+    assert_eq!(s.flows[0].cc, "bbr");
+    assert!(set_path(&mut doc, "links.zz.rate_bps", toml::Value::Integer(1)).is_err());
+    assert!(set_path(&mut doc, "flows[7].cc", toml::Value::Integer(1)).is_err());
+    assert!(set_path(&mut doc, "flows[0.cc", toml::Value::Integer(1)).is_err());
+    assert!(set_path(&mut doc, "links..x", toml::Value::Integer(1)).is_err());
+    assert!(set_path(&mut doc, "scenario.name.x", toml::Value::Integer(1)).is_err());
+}
