@@ -68,9 +68,36 @@ pub(crate) struct ConnState {
     open_uni: Vec<Waker>,
     datagrams: Vec<Waker>,
     closed: Vec<Waker>,
+    /// Datagrams arrived since the driver's last turn.
+    received: bool,
 }
 
 impl ConnState {
+    /// Feeds one received datagram to the core.
+    pub(crate) fn handle_datagram(
+        &mut self,
+        now: std::time::Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<crate::proto::ack_tracker::EcnCodepoint>,
+        data: &mut [u8],
+    ) {
+        self.conn.handle_datagram(now, local, remote, ecn, data);
+        self.received = true;
+    }
+
+    /// Workaround for a core bug: a STREAM frame carrying only the FIN, for a stream whose data was all read,
+    /// raises no `Readable` event (`RecvStream::on_data` samples `is_readable()` after recording the final
+    /// size). Until that is fixed, every reader waiting on this connection is woken after datagrams arrive;
+    /// a reader with nothing to read just registers again.
+    fn wake_readers_after_input(&mut self) {
+        if std::mem::take(&mut self.received) {
+            for (_, w) in self.readable.drain() {
+                w.wake();
+            }
+        }
+    }
+
     /// Turns core events into wake-ups.
     fn process_events(&mut self) {
         while let Some(ev) = self.conn.poll_event() {
@@ -160,6 +187,7 @@ impl ConnShared {
                 open_uni: Vec::new(),
                 datagrams: Vec::new(),
                 closed: Vec::new(),
+                received: false,
             }),
             notify: Notify::new(),
             app_refs: AtomicUsize::new(0),
@@ -211,6 +239,7 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
                 }
             }
             st.process_events();
+            st.wake_readers_after_input();
             let mut drained = st.conn.is_drained();
             while let Some(ev) = st.conn.poll_endpoint_event() {
                 drained |= ev == EndpointEvent::Drained;

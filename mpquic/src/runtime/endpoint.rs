@@ -326,9 +326,7 @@ async fn receive(shared: Arc<EndpointShared>) {
                     match st.core.handle(now, local_addr, meta.addr, ecn, segment) {
                         Some(DatagramEvent::Known(h)) => {
                             if let Some(c) = st.conns.get(&h) {
-                                c.lock()
-                                    .conn
-                                    .handle_datagram(now, local_addr, meta.addr, ecn, segment);
+                                c.lock().handle_datagram(now, local_addr, meta.addr, ecn, segment);
                                 if !touched.iter().any(|t| Arc::ptr_eq(t, c)) {
                                     touched.push(c.clone());
                                 }
