@@ -417,3 +417,83 @@ async fn connect_to_nothing_fails_on_close() {
     })
     .await;
 }
+
+/// An mpquic pair: (client endpoint, client connection, server endpoint, server connection).
+async fn mp_pair() -> (mp::Endpoint, mp::Connection, mp::Endpoint, mp::Connection) {
+    let c = certs();
+    let server = mp_server(&c);
+    let addr = server.local_addr();
+    let client = mp_client(&c);
+    let connecting = client.connect(addr, "localhost").unwrap();
+    let (client_conn, incoming) = tokio::join!(connecting, server.accept());
+    let server_conn = incoming.unwrap().await.unwrap();
+    (client, client_conn.unwrap(), server, server_conn)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpquic_uni_stream_reset_and_stop() {
+    bounded(async {
+        let (client, cc, server, sc) = mp_pair().await;
+
+        // A unidirectional stream, read to its end.
+        let mut s = cc.open_uni().await.unwrap();
+        s.write_all(b"one way").await.unwrap();
+        s.finish().unwrap();
+        let mut r = sc.accept_uni().await.unwrap();
+        assert_eq!(r.read_to_end(100).await.unwrap(), b"one way");
+
+        // A reset is seen by the reader with its code.
+        let (mut s, _r) = cc.open_bi().await.unwrap();
+        s.write_all(b"partial").await.unwrap();
+        let (_s2, mut r2) = sc.accept_bi().await.unwrap();
+        let mut first = [0u8; 7];
+        r2.read_exact(&mut first).await.unwrap();
+        s.reset(VarInt::from_u32(7)).unwrap();
+        loop {
+            match r2.read_chunk(1024).await {
+                Ok(Some(_)) => continue,
+                Err(mp::ReadError::Reset(code)) => {
+                    assert_eq!(code, VarInt::from_u32(7));
+                    break;
+                }
+                other => panic!("expected a reset, got {other:?}"),
+            }
+        }
+
+        // STOP_SENDING is seen by the writer with its code.
+        let (mut s, _r) = cc.open_bi().await.unwrap();
+        s.write_all(b"x").await.unwrap();
+        let (_s3, mut r3) = sc.accept_bi().await.unwrap();
+        r3.stop(VarInt::from_u32(9)).unwrap();
+        let chunk = vec![0u8; 64 * 1024];
+        let err = loop {
+            if let Err(e) = s.write_all(&chunk).await {
+                break e;
+            }
+        };
+        assert_eq!(err, mp::WriteError::Stopped(VarInt::from_u32(9)));
+
+        // A longer stream than read_to_end allows.
+        let (mut s, _r) = cc.open_bi().await.unwrap();
+        s.write_all(&[1u8; 200]).await.unwrap();
+        s.finish().unwrap();
+        let (_s4, mut r4) = sc.accept_bi().await.unwrap();
+        assert_eq!(r4.read_to_end(100).await, Err(mp::ReadError::TooLong));
+
+        // Endpoint close: the peer sees the code and reason, both endpoints become idle.
+        server.close(VarInt::from_u32(3), b"shutting down");
+        assert_eq!(
+            cc.closed().await,
+            mp::ConnectionError::ApplicationClosed {
+                code: VarInt::from_u32(3),
+                reason: Bytes::from_static(b"shutting down"),
+            }
+        );
+        assert!(server.accept().await.is_none());
+        server.wait_idle().await;
+        client.wait_idle().await;
+        assert_eq!(server.open_connections(), 0);
+        assert_eq!(client.open_connections(), 0);
+    })
+    .await;
+}

@@ -25,7 +25,7 @@
 //! the core as the datagram's local address.
 //!
 //! # Example
-//! ```no_run
+//! ```
 //! use std::sync::Arc;
 //! use mpquic::proto::connection::{ClientConfig, ServerConfig, TransportConfig};
 //! use mpquic::proto::crypto::{client_config, server_config, TlsOptions};
@@ -71,6 +71,9 @@
 //! conn.close(VarInt::from_u32(0), b"done");
 //! client.wait_idle().await;
 //! # Ok(())
+//! # }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! #     tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(run())
 //! # }
 //! ```
 
