@@ -346,6 +346,7 @@ async fn mpquic_client_quinn_server() {
         assert_eq!(conn.remote_address(), addr);
         client_scenario(conn.clone()).await;
         assert_eq!(srv.await.unwrap(), expected_close());
+        tracing::info!(stats = ?conn.stats(), rtt = ?conn.rtt(), "mpquic client vs quinn server");
         assert!(conn.stats().packets_sent > 0);
         client.wait_idle().await;
     })
@@ -390,6 +391,7 @@ async fn mpquic_to_mpquic() {
         client_scenario(conn.clone()).await;
         assert_eq!(srv.await.unwrap(), expected_close());
         assert_eq!(conn.closed().await, mp::ConnectionError::LocallyClosed);
+        tracing::info!(stats = ?conn.stats(), "mpquic client vs mpquic server");
         client.wait_idle().await;
     })
     .await;
