@@ -4,11 +4,13 @@
 //! decisions are pluggable: how much each path may carry (a coupled congestion controller from
 //! [`mpquic_cc`]) and which path carries each packet (a scheduler from [`mpquic_sched`]).
 //!
-//! The crate is being built bottom-up. Today it holds the wire-level foundations of the sans-IO core in
-//! [`proto`]: variable-length integers and the panic-free codec primitives every parser uses, and
-//! packet-number encoding.
+//! - [`proto`]: the sans-IO core (codec, packets, crypto, streams, recovery, and the
+//!   [`Connection`](proto::connection::Connection) and [`Endpoint`](proto::endpoint::Endpoint) that tie them
+//!   together); no sockets, no clocks.
+//! - [`runtime`]: runs the core on tokio over UDP, with an API close to quinn's (see its example).
 
 pub mod proto;
+pub mod runtime;
 
 pub use mpquic_cc as cc;
 pub use mpquic_sched as sched;

@@ -1,0 +1,373 @@
+//! The endpoint: one UDP socket, the core [`proto::endpoint::Endpoint`](crate::proto::endpoint::Endpoint)
+//! routing its datagrams, and one receive task.
+//!
+//! The receive task reads batches of datagrams (GRO-coalesced ones are split at their stride), asks the core
+//! endpoint which connection each belongs to, hands it to that connection and wakes its driver. New server
+//! connections are queued for [`Endpoint::accept`]. The task ends when every [`Endpoint`] handle is dropped
+//! and every connection has drained.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::poll_fn;
+use std::io::{self, IoSliceMut};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Poll, Waker};
+
+use bytes::Bytes;
+use tokio::sync::Notify;
+
+use crate::proto::coding::VarInt;
+use crate::proto::connection::{ClientConfig, ConnectError as CoreConnectError, EndpointEvent, ServerConfig};
+use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint as CoreEndpoint, EndpointConfig};
+
+use super::clock;
+use super::connection::{self, ConnShared, Connecting};
+use super::socket::{Socket, ecn_from_udp};
+
+/// Why [`Endpoint::connect`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// [`Endpoint::connect`] without [`Endpoint::set_default_client_config`].
+    #[error("no default client configuration")]
+    NoDefaultClientConfig,
+    /// The endpoint was closed.
+    #[error("endpoint closed")]
+    EndpointClosed,
+    /// The core refused the connection (TLS configuration, server name, congestion controller...).
+    #[error(transparent)]
+    Core(#[from] CoreConnectError),
+}
+
+/// The endpoint's shared state.
+#[derive(Debug)]
+struct EndpointState {
+    core: CoreEndpoint,
+    conns: HashMap<ConnectionHandle, Arc<ConnShared>>,
+    incoming: VecDeque<Connecting>,
+    accept_wakers: Vec<Waker>,
+    idle_wakers: Vec<Waker>,
+    /// Live [`Endpoint`] handles.
+    refs: usize,
+    /// [`Endpoint::close`] was called: no more connections are accepted or opened.
+    closed: bool,
+    default_client: Option<ClientConfig>,
+}
+
+/// What the endpoint's handles, its receive task and its connections share.
+#[derive(Debug)]
+pub(crate) struct EndpointShared {
+    state: Mutex<EndpointState>,
+    pub(crate) socket: Arc<Socket>,
+    /// Wakes the receive task to check whether it should end.
+    notify: Notify,
+    runtime: tokio::runtime::Handle,
+}
+
+impl EndpointShared {
+    fn lock(&self) -> MutexGuard<'_, EndpointState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A connection finished draining: forget it.
+    pub(crate) fn connection_drained(&self, handle: ConnectionHandle) {
+        let mut st = self.lock();
+        st.core.handle_event(handle, EndpointEvent::Drained);
+        st.conns.remove(&handle);
+        if st.conns.is_empty() {
+            for w in st.idle_wakers.drain(..) {
+                w.wake();
+            }
+        }
+        drop(st);
+        self.notify.notify_one();
+    }
+
+    fn should_stop(&self) -> bool {
+        let st = self.lock();
+        st.refs == 0 && st.conns.is_empty()
+    }
+}
+
+/// A QUIC endpoint on one UDP socket: opens client connections and, with a server configuration, accepts
+/// them. Cheap to clone. Must be created inside a tokio runtime.
+#[derive(Debug)]
+pub struct Endpoint {
+    shared: Arc<EndpointShared>,
+}
+
+/// 64-bit seed from the operating system's random source.
+fn os_seed() -> io::Result<u64> {
+    use ring::rand::SecureRandom;
+    let mut b = [0u8; 8];
+    ring::rand::SystemRandom::new()
+        .fill(&mut b)
+        .map_err(|_| io::Error::other("no OS randomness"))?;
+    Ok(u64::from_le_bytes(b))
+}
+
+impl Endpoint {
+    /// A client-only endpoint bound to `bind_addr` (e.g. `127.0.0.1:0`).
+    pub fn client(bind_addr: SocketAddr) -> io::Result<Endpoint> {
+        Self::new(bind_addr, None)
+    }
+
+    /// An endpoint that accepts connections with `config` (and can also open client connections).
+    pub fn server(config: ServerConfig, bind_addr: SocketAddr) -> io::Result<Endpoint> {
+        Self::new(bind_addr, Some(Arc::new(config)))
+    }
+
+    fn new(bind_addr: SocketAddr, server: Option<Arc<ServerConfig>>) -> io::Result<Endpoint> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+        let socket = {
+            let _guard = runtime.enter();
+            Arc::new(Socket::bind(bind_addr)?)
+        };
+        let config = EndpointConfig {
+            seed: os_seed()?,
+            ..EndpointConfig::default()
+        };
+        let shared = Arc::new(EndpointShared {
+            state: Mutex::new(EndpointState {
+                core: CoreEndpoint::new(config, server),
+                conns: HashMap::new(),
+                incoming: VecDeque::new(),
+                accept_wakers: Vec::new(),
+                idle_wakers: Vec::new(),
+                refs: 1,
+                closed: false,
+                default_client: None,
+            }),
+            socket,
+            notify: Notify::new(),
+            runtime: runtime.clone(),
+        });
+        runtime.spawn(receive(shared.clone()));
+        Ok(Endpoint { shared })
+    }
+
+    /// The local address the socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.shared.socket.local_addr()
+    }
+
+    /// Sets the configuration [`Endpoint::connect`] uses.
+    pub fn set_default_client_config(&self, config: ClientConfig) {
+        self.shared.lock().default_client = Some(config);
+    }
+
+    /// Connects to `addr`, verifying the server certificate for `server_name`, with the default client
+    /// configuration.
+    pub fn connect(&self, addr: SocketAddr, server_name: &str) -> Result<Connecting, ConnectError> {
+        let config = self
+            .shared
+            .lock()
+            .default_client
+            .clone()
+            .ok_or(ConnectError::NoDefaultClientConfig)?;
+        self.connect_with(&config, addr, server_name)
+    }
+
+    /// Connects to `addr` with an explicit client configuration.
+    pub fn connect_with(
+        &self,
+        config: &ClientConfig,
+        addr: SocketAddr,
+        server_name: &str,
+    ) -> Result<Connecting, ConnectError> {
+        let mut st = self.shared.lock();
+        if st.closed {
+            return Err(ConnectError::EndpointClosed);
+        }
+        let (handle, conn) = st.core.connect(clock::now(), config, addr, server_name)?;
+        let shared = ConnShared::new(conn, addr, handle, self.shared.clone());
+        st.conns.insert(handle, shared.clone());
+        drop(st);
+        let connecting = Connecting::new(shared.clone());
+        self.shared.runtime.spawn(connection::drive(shared));
+        Ok(connecting)
+    }
+
+    /// Waits for the next incoming connection; `None` once the endpoint is closed.
+    pub async fn accept(&self) -> Option<Connecting> {
+        poll_fn(|cx| {
+            let mut st = self.shared.lock();
+            if let Some(c) = st.incoming.pop_front() {
+                return Poll::Ready(Some(c));
+            }
+            if st.closed {
+                return Poll::Ready(None);
+            }
+            if !st.accept_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                st.accept_wakers.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Closes every connection with `code` and `reason` and stops accepting new ones. Call
+    /// [`Endpoint::wait_idle`] to let the peers learn of the close before the runtime ends.
+    pub fn close(&self, code: VarInt, reason: &[u8]) {
+        let reason = Bytes::copy_from_slice(reason);
+        let conns: Vec<_> = {
+            let mut st = self.shared.lock();
+            st.closed = true;
+            st.incoming.clear();
+            for w in st.accept_wakers.drain(..) {
+                w.wake();
+            }
+            st.conns.values().cloned().collect()
+        };
+        for c in conns {
+            c.close(code, reason.clone());
+        }
+    }
+
+    /// Waits until every connection has drained (closed and its draining period over).
+    pub async fn wait_idle(&self) {
+        poll_fn(|cx| {
+            let mut st = self.shared.lock();
+            if st.conns.is_empty() {
+                return Poll::Ready(());
+            }
+            if !st.idle_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                st.idle_wakers.push(cx.waker().clone());
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// Connections that have not drained yet.
+    pub fn open_connections(&self) -> usize {
+        self.shared.lock().conns.len()
+    }
+}
+
+impl Clone for Endpoint {
+    fn clone(&self) -> Self {
+        self.shared.lock().refs += 1;
+        Endpoint {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        st.refs = st.refs.saturating_sub(1);
+        if st.refs == 0 {
+            // Nobody can accept any more.
+            st.closed = true;
+            st.incoming.clear();
+        }
+        drop(st);
+        self.shared.notify.notify_one();
+    }
+}
+
+/// Size of one receive buffer: a GRO batch of full-size datagrams.
+fn recv_buf_size(gro_segments: usize) -> usize {
+    (gro_segments * 1500).clamp(1500, 64 * 1024)
+}
+
+/// The receive task of an endpoint.
+async fn receive(shared: Arc<EndpointShared>) {
+    let socket = shared.socket.clone();
+    let local = socket.local_addr();
+    let batch = quinn_udp::BATCH_SIZE.clamp(1, 32);
+    let mut bufs: Vec<Vec<u8>> = (0..batch)
+        .map(|_| vec![0u8; recv_buf_size(socket.gro_segments())])
+        .collect();
+    let mut metas = vec![quinn_udp::RecvMeta::default(); batch];
+    let mut touched: Vec<Arc<ConnShared>> = Vec::new();
+    let mut responses = Vec::new();
+    loop {
+        if shared.should_stop() {
+            return;
+        }
+        let received = {
+            let mut slices: Vec<IoSliceMut<'_>> = bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();
+            tokio::select! {
+                r = socket.recv(&mut slices, &mut metas) => Some(r),
+                () = shared.notify.notified() => None,
+            }
+        };
+        let n = match received {
+            None => continue,
+            Some(Ok(n)) => n,
+            Some(Err(e)) => {
+                // ICMP errors surface here on some platforms; they concern one peer, not the socket.
+                tracing::debug!(error = %e, "UDP receive error");
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::ConnectionRefused
+                        | io::ErrorKind::Interrupted
+                ) {
+                    continue;
+                }
+                tracing::warn!(error = %e, "UDP receive failed: endpoint stops receiving");
+                return;
+            }
+        };
+        let now = clock::now();
+        {
+            let mut st = shared.lock();
+            for (meta, buf) in metas.iter().zip(bufs.iter_mut()).take(n) {
+                let Some(data) = buf.get_mut(..meta.len) else {
+                    continue;
+                };
+                // Multipath (issue 6) finds paths by the local address of each datagram: RecvMeta::dst_ip.
+                let local_addr = Some(SocketAddr::new(meta.dst_ip.unwrap_or(local.ip()), local.port()));
+                let ecn = ecn_from_udp(meta.ecn);
+                for segment in data.chunks_mut(meta.stride.max(1)) {
+                    match st.core.handle(now, local_addr, meta.addr, ecn, segment) {
+                        Some(DatagramEvent::Known(h)) => {
+                            if let Some(c) = st.conns.get(&h) {
+                                c.lock().handle_datagram(now, local_addr, meta.addr, ecn, segment);
+                                if !touched.iter().any(|t| Arc::ptr_eq(t, c)) {
+                                    touched.push(c.clone());
+                                }
+                            }
+                        }
+                        Some(DatagramEvent::NewConnection(h, conn)) => {
+                            let c = ConnShared::new(*conn, meta.addr, h, shared.clone());
+                            st.conns.insert(h, c.clone());
+                            let connecting = Connecting::new(c.clone());
+                            if st.closed {
+                                // Refuse: the close is sent by the driver; dropping `connecting` closes it.
+                                drop(connecting);
+                            } else {
+                                st.incoming.push_back(connecting);
+                                for w in st.accept_wakers.drain(..) {
+                                    w.wake();
+                                }
+                            }
+                            shared.runtime.spawn(connection::drive(c.clone()));
+                            touched.push(c);
+                        }
+                        Some(DatagramEvent::Response(t, bytes)) => responses.push((t, bytes)),
+                        None => {}
+                    }
+                }
+            }
+        }
+        for c in touched.drain(..) {
+            c.wake_driver();
+        }
+        for (t, bytes) in responses.drain(..) {
+            let transmit = quinn_udp::Transmit {
+                destination: t.remote,
+                ecn: None,
+                contents: bytes.get(..t.size).unwrap_or(&bytes),
+                segment_size: None,
+                src_ip: None,
+            };
+            if let Err(e) = socket.send(&transmit).await {
+                tracing::debug!(error = %e, "stateless response not sent");
+            }
+        }
+    }
+}

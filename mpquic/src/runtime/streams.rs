@@ -1,0 +1,335 @@
+//! Stream handles: [`SendStream`] (tokio [`AsyncWrite`]) and [`RecvStream`] (tokio [`AsyncRead`]).
+//!
+//! Both lock their connection for each call and register their task's waker when the core says "blocked";
+//! the connection's driver wakes it on the matching stream event.
+
+use std::future::poll_fn;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::proto::coding::VarInt;
+use crate::proto::connection::ConnectionError;
+use crate::proto::streams::{self, StreamId};
+
+use super::clock;
+use super::connection::ConnRef;
+
+/// Bytes copied from the caller's buffer per write call (the core accepts what its send buffer can hold).
+const MAX_WRITE_COPY: usize = 64 * 1024;
+
+/// Why a write failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteError {
+    /// The peer asked us to stop sending (STOP_SENDING) with this code; the stream was reset.
+    #[error("stopped by peer with code {0}")]
+    Stopped(VarInt),
+    /// The connection ended.
+    #[error("connection lost: {0:?}")]
+    ConnectionLost(ConnectionError),
+    /// The stream was already finished or reset.
+    #[error("closed stream")]
+    ClosedStream,
+}
+
+impl From<WriteError> for io::Error {
+    fn from(e: WriteError) -> io::Error {
+        let kind = match e {
+            WriteError::Stopped(_) | WriteError::ConnectionLost(_) => io::ErrorKind::ConnectionReset,
+            WriteError::ClosedStream => io::ErrorKind::NotConnected,
+        };
+        io::Error::new(kind, e)
+    }
+}
+
+/// Why a read failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// The peer reset the stream with this code.
+    #[error("reset by peer with code {0}")]
+    Reset(VarInt),
+    /// The connection ended.
+    #[error("connection lost: {0:?}")]
+    ConnectionLost(ConnectionError),
+    /// The stream was stopped or already read to its end.
+    #[error("closed stream")]
+    ClosedStream,
+    /// [`RecvStream::read_to_end`]: the stream is longer than the limit.
+    #[error("stream longer than the limit")]
+    TooLong,
+}
+
+impl From<ReadError> for io::Error {
+    fn from(e: ReadError) -> io::Error {
+        let kind = match e {
+            ReadError::Reset(_) | ReadError::ConnectionLost(_) => io::ErrorKind::ConnectionReset,
+            ReadError::ClosedStream => io::ErrorKind::NotConnected,
+            ReadError::TooLong => io::ErrorKind::InvalidData,
+        };
+        io::Error::new(kind, e)
+    }
+}
+
+/// The sending half of a stream. Dropping it finishes the stream if it was neither finished nor reset.
+#[derive(Debug)]
+pub struct SendStream {
+    conn: ConnRef,
+    id: StreamId,
+    done: bool,
+}
+
+impl SendStream {
+    pub(crate) fn new(conn: ConnRef, id: StreamId) -> SendStream {
+        SendStream {
+            conn,
+            id,
+            done: false,
+        }
+    }
+
+    /// The stream ID.
+    pub fn id(&self) -> StreamId {
+        self.id
+    }
+
+    fn poll_write_bytes(&mut self, cx: &mut Context<'_>, data: &[u8]) -> Poll<Result<usize, WriteError>> {
+        if data.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let chunk = data.get(..data.len().min(MAX_WRITE_COPY)).unwrap_or(data);
+        let mut st = self.conn.lock();
+        if let Some(e) = &st.error {
+            return Poll::Ready(Err(WriteError::ConnectionLost(e.clone())));
+        }
+        match st.conn.write(self.id, Bytes::copy_from_slice(chunk)) {
+            Ok(0) | Err(streams::WriteError::Blocked) => {
+                st.writable.insert(self.id, cx.waker().clone());
+                Poll::Pending
+            }
+            Ok(n) => {
+                drop(st);
+                self.conn.wake_driver();
+                Poll::Ready(Ok(n))
+            }
+            Err(streams::WriteError::Stopped(code)) => Poll::Ready(Err(WriteError::Stopped(code))),
+            Err(streams::WriteError::ClosedStream) => Poll::Ready(Err(WriteError::ClosedStream)),
+        }
+    }
+
+    /// Writes some of `data`; returns how many bytes were accepted.
+    pub async fn write(&mut self, data: &[u8]) -> Result<usize, WriteError> {
+        poll_fn(|cx| self.poll_write_bytes(cx, data)).await
+    }
+
+    /// Writes all of `data`.
+    pub async fn write_all(&mut self, mut data: &[u8]) -> Result<(), WriteError> {
+        while !data.is_empty() {
+            let n = self.write(data).await?;
+            data = data.get(n..).unwrap_or_default();
+        }
+        Ok(())
+    }
+
+    /// Writes all of `data` without copying it.
+    pub async fn write_chunk(&mut self, mut data: Bytes) -> Result<(), WriteError> {
+        while !data.is_empty() {
+            let n = poll_fn(|cx| {
+                let mut st = self.conn.lock();
+                if let Some(e) = &st.error {
+                    return Poll::Ready(Err(WriteError::ConnectionLost(e.clone())));
+                }
+                match st.conn.write(self.id, data.clone()) {
+                    Ok(0) | Err(streams::WriteError::Blocked) => {
+                        st.writable.insert(self.id, cx.waker().clone());
+                        Poll::Pending
+                    }
+                    Ok(n) => Poll::Ready(Ok(n)),
+                    Err(streams::WriteError::Stopped(code)) => Poll::Ready(Err(WriteError::Stopped(code))),
+                    Err(streams::WriteError::ClosedStream) => Poll::Ready(Err(WriteError::ClosedStream)),
+                }
+            })
+            .await?;
+            self.conn.wake_driver();
+            let _ = data.split_to(n.min(data.len()));
+        }
+        Ok(())
+    }
+
+    /// Ends the stream after the data written so far (a FIN).
+    pub fn finish(&mut self) -> Result<(), WriteError> {
+        let r = self.conn.lock().conn.finish(self.id);
+        self.done = true;
+        self.conn.wake_driver();
+        match r {
+            Ok(()) => Ok(()),
+            Err(streams::WriteError::Stopped(code)) => Err(WriteError::Stopped(code)),
+            Err(streams::WriteError::Blocked | streams::WriteError::ClosedStream) => {
+                Err(WriteError::ClosedStream)
+            }
+        }
+    }
+
+    /// Abandons the stream with RESET_STREAM and an application error code.
+    pub fn reset(&mut self, code: VarInt) -> Result<(), WriteError> {
+        let r = self.conn.lock().conn.reset(self.id, code);
+        self.done = true;
+        self.conn.wake_driver();
+        r.map_err(|_| WriteError::ClosedStream)
+    }
+}
+
+impl Drop for SendStream {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.conn.lock().conn.finish(self.id);
+            self.conn.wake_driver();
+        }
+    }
+}
+
+impl AsyncWrite for SendStream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.get_mut().poll_write_bytes(cx, buf).map_err(Into::into)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    /// Finishes the stream.
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(Ok(()));
+        }
+        Poll::Ready(this.finish().map_err(Into::into))
+    }
+}
+
+/// The receiving half of a stream. Dropping it before the end asks the peer to stop sending (code 0).
+#[derive(Debug)]
+pub struct RecvStream {
+    conn: ConnRef,
+    id: StreamId,
+    /// The end of the stream was read, or the stream was stopped.
+    done: bool,
+}
+
+impl RecvStream {
+    pub(crate) fn new(conn: ConnRef, id: StreamId) -> RecvStream {
+        RecvStream {
+            conn,
+            id,
+            done: false,
+        }
+    }
+
+    /// The stream ID.
+    pub fn id(&self) -> StreamId {
+        self.id
+    }
+
+    fn poll_chunk(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<Result<Option<Bytes>, ReadError>> {
+        let mut st = self.conn.lock();
+        match st.conn.read(self.id, max.max(1), clock::now()) {
+            Ok(Some(b)) => {
+                drop(st);
+                // Reading may give flow-control credit back to the peer.
+                self.conn.wake_driver();
+                Poll::Ready(Ok(Some(b)))
+            }
+            Ok(None) => {
+                self.done = true;
+                Poll::Ready(Ok(None))
+            }
+            Err(streams::ReadError::Blocked) => {
+                if let Some(e) = &st.error {
+                    return Poll::Ready(Err(ReadError::ConnectionLost(e.clone())));
+                }
+                st.readable.insert(self.id, cx.waker().clone());
+                Poll::Pending
+            }
+            Err(streams::ReadError::Reset(code)) => {
+                self.done = true;
+                Poll::Ready(Err(ReadError::Reset(code)))
+            }
+            Err(streams::ReadError::ClosedStream) => {
+                if self.done {
+                    return Poll::Ready(Ok(None));
+                }
+                if let Some(e) = &st.error {
+                    return Poll::Ready(Err(ReadError::ConnectionLost(e.clone())));
+                }
+                Poll::Ready(Err(ReadError::ClosedStream))
+            }
+        }
+    }
+
+    /// Reads the next chunk of at most `max` bytes, without copying; `None` at the end of the stream.
+    pub async fn read_chunk(&mut self, max: usize) -> Result<Option<Bytes>, ReadError> {
+        poll_fn(|cx| self.poll_chunk(cx, max)).await
+    }
+
+    /// Reads into `buf`; `None` at the end of the stream.
+    pub async fn read(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ReadError> {
+        let Some(chunk) = self.read_chunk(buf.len()).await? else {
+            return Ok(None);
+        };
+        let n = chunk.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), chunk.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        Ok(Some(n))
+    }
+
+    /// Reads the whole stream, failing with [`ReadError::TooLong`] past `limit` bytes.
+    pub async fn read_to_end(&mut self, limit: usize) -> Result<Vec<u8>, ReadError> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.read_chunk(usize::MAX).await? {
+            if out.len().saturating_add(chunk.len()) > limit {
+                return Err(ReadError::TooLong);
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+
+    /// Asks the peer to stop sending (STOP_SENDING) with an application error code.
+    pub fn stop(&mut self, code: VarInt) -> Result<(), ReadError> {
+        let r = self.conn.lock().conn.stop(self.id, code);
+        self.done = true;
+        self.conn.wake_driver();
+        r.map_err(|_| ReadError::ClosedStream)
+    }
+}
+
+impl Drop for RecvStream {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.conn.lock().conn.stop(self.id, VarInt::from_u32(0));
+            self.conn.wake_driver();
+        }
+    }
+}
+
+impl AsyncRead for RecvStream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let this = self.get_mut();
+        match this.poll_chunk(cx, buf.remaining()) {
+            Poll::Ready(Ok(Some(b))) => {
+                let n = b.len().min(buf.remaining());
+                buf.put_slice(b.get(..n).unwrap_or_default());
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Ok(None)) => Poll::Ready(Ok(())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e.into())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
