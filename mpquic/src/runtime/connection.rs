@@ -68,8 +68,6 @@ pub(crate) struct ConnState {
     open_uni: Vec<Waker>,
     datagrams: Vec<Waker>,
     closed: Vec<Waker>,
-    /// Datagrams arrived since the driver's last turn.
-    received: bool,
 }
 
 impl ConnState {
@@ -83,19 +81,6 @@ impl ConnState {
         data: &mut [u8],
     ) {
         self.conn.handle_datagram(now, local, remote, ecn, data);
-        self.received = true;
-    }
-
-    /// Workaround for a core bug: a STREAM frame carrying only the FIN, for a stream whose data was all read,
-    /// raises no `Readable` event (`RecvStream::on_data` samples `is_readable()` after recording the final
-    /// size). Until that is fixed, every reader waiting on this connection is woken after datagrams arrive;
-    /// a reader with nothing to read just registers again.
-    fn wake_readers_after_input(&mut self) {
-        if std::mem::take(&mut self.received) {
-            for (_, w) in self.readable.drain() {
-                w.wake();
-            }
-        }
     }
 
     /// Turns core events into wake-ups.
@@ -187,7 +172,6 @@ impl ConnShared {
                 open_uni: Vec::new(),
                 datagrams: Vec::new(),
                 closed: Vec::new(),
-                received: false,
             }),
             notify: Notify::new(),
             app_refs: AtomicUsize::new(0),
@@ -239,7 +223,6 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
                 }
             }
             st.process_events();
-            st.wake_readers_after_input();
             let mut drained = st.conn.is_drained();
             while let Some(ev) = st.conn.poll_endpoint_event() {
                 drained |= ev == EndpointEvent::Drained;

@@ -51,6 +51,9 @@ use id::dir_index;
 use recv::RecvStream;
 use send::SendStream;
 
+/// How many STOP_SENDING codes of already-removed send parts are kept for the application (oldest dropped).
+pub const MAX_REMEMBERED_STOPS: usize = 1024;
+
 /// Limits and buffer sizes of the stream layer. The `max_*_streams` and `*_window` values are what we
 /// advertise in our transport parameters ([`StreamsConfig::apply_to`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +177,9 @@ pub struct Streams {
     config: StreamsConfig,
     send: BTreeMap<StreamId, SendStream>,
     recv: BTreeMap<StreamId, RecvStream>,
+    /// STOP_SENDING codes of send parts removed before the application saw them (at most
+    /// [`MAX_REMEMBERED_STOPS`]).
+    stopped: BTreeMap<StreamId, VarInt>,
     /// Streams we opened (used) against the peer's MAX_STREAMS (max), per direction.
     local_opened: [SendCredit; 2],
     /// An open failed at the peer's limit: report when it rises.
@@ -211,6 +217,7 @@ impl Streams {
             conn_recv: RecvWindow::new(config.conn_window, config.max_conn_window),
             config,
             send: BTreeMap::new(),
+            stopped: BTreeMap::new(),
             recv: BTreeMap::new(),
             local_opened: [SendCredit::new(0), SendCredit::new(0)],
             open_blocked: [false; 2],
@@ -370,7 +377,9 @@ impl Streams {
     /// Queues up to the whole of `data` on stream `id` (zero-copy: the chunk is kept and sliced). Returns how
     /// many bytes were accepted; [`WriteError::Blocked`] when the send buffer is full.
     pub fn write(&mut self, id: StreamId, data: Bytes) -> Result<usize, WriteError> {
-        let ss = self.send.get_mut(&id).ok_or(WriteError::ClosedStream)?;
+        let Some(ss) = self.send.get_mut(&id) else {
+            return Err(self.stopped_error(id));
+        };
         let n = ss.write(data)?;
         self.enqueue(id);
         self.note_blocked(id);
@@ -379,7 +388,10 @@ impl Streams {
 
     /// Ends the stream after the data written so far.
     pub fn finish(&mut self, id: StreamId) -> Result<(), WriteError> {
-        self.send.get_mut(&id).ok_or(WriteError::ClosedStream)?.finish()?;
+        let Some(ss) = self.send.get_mut(&id) else {
+            return Err(self.stopped_error(id));
+        };
+        ss.finish()?;
         self.enqueue(id);
         Ok(())
     }
@@ -530,8 +542,24 @@ impl Streams {
 
     /// Removes the sending part of `id`.
     fn remove_send(&mut self, id: StreamId) {
-        if self.send.remove(&id).is_some() {
+        if let Some(ss) = self.send.remove(&id) {
+            if let Some(code) = ss.stop_code {
+                // The application may not have written since the peer's STOP_SENDING: keep the code so its
+                // next write or finish reports `Stopped` rather than `ClosedStream` (bounded; oldest dropped).
+                if self.stopped.len() >= MAX_REMEMBERED_STOPS {
+                    self.stopped.pop_first();
+                }
+                self.stopped.insert(id, code);
+            }
             self.on_part_closed(id);
+        }
+    }
+
+    /// The peer's STOP_SENDING code for a send part already removed, reported (once) to the application.
+    fn stopped_error(&mut self, id: StreamId) -> WriteError {
+        match self.stopped.remove(&id) {
+            Some(code) => WriteError::Stopped(code),
+            None => WriteError::ClosedStream,
         }
     }
 

@@ -159,6 +159,8 @@ impl RecvStream {
         let end = offset
             .checked_add(data.len() as u64)
             .ok_or(flow_control_error("stream offset overflow"))?;
+        // Taken before the final size is set: a FIN alone (all data already read) makes the stream readable.
+        let readable_before = self.is_readable();
         if fin {
             self.set_final_size(end)?;
         } else if let Some(size) = self.final_size {
@@ -179,7 +181,6 @@ impl RecvStream {
                 readable: false,
             });
         }
-        let readable_before = self.is_readable();
         self.insert(offset, data);
         Ok(Received {
             grew,

@@ -405,6 +405,50 @@ fn stop_after_fin_needs_no_stop_sending_and_data_after_stop_is_counted() {
     let _ = &mut c;
 }
 
+/// Found by the quinn interop test (runtime): a FIN arriving alone after the reader consumed all data must make
+/// the stream readable again, or the reader never learns the stream ended.
+#[test]
+fn regression_fin_only_frame_after_all_data_was_read_is_readable() {
+    let (_, mut s) = pair(small(1000), small(1000));
+    let id = sid(Side::Client, Dir::Uni, 0);
+    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), false)
+        .unwrap();
+    assert_eq!(s.poll_event(), Some(StreamEvent::Opened { dir: Dir::Uni }));
+    assert_eq!(s.poll_event(), Some(StreamEvent::Readable { id }));
+    assert_eq!(s.accept_uni(), Some(id));
+    assert_eq!(s.read(id, 10, t0()), Ok(Some(Bytes::from_static(b"abc"))));
+    assert_eq!(s.poll_event(), None);
+    s.on_stream_data(id, 3, Bytes::new(), true).unwrap();
+    assert_eq!(s.poll_event(), Some(StreamEvent::Readable { id }));
+    assert_eq!(s.read(id, 10, t0()), Ok(None));
+}
+
+/// Found by the runtime interop test: once the RESET_STREAM answering a STOP_SENDING is acknowledged the send part
+/// is gone, but the application's next write must still report `Stopped` with the peer's code (once).
+#[test]
+fn regression_write_after_acked_stop_reset_reports_stopped() {
+    let (mut c, _) = pair(small(1000), small(1000));
+    let id = c.open_uni().unwrap();
+    c.write(id, Bytes::from_static(b"x")).unwrap();
+    c.on_stop_sending(&StopSending {
+        id: id.to_varint(),
+        error_code: v(9),
+    })
+    .unwrap();
+    let reset = std::iter::from_fn(|| c.poll_control_frame(100))
+        .find(|f| matches!(f, StreamControlFrame::ResetStream { .. }))
+        .expect("a RESET_STREAM answers STOP_SENDING");
+    c.on_control_frame_acked(&reset);
+    assert_eq!(
+        c.write(id, Bytes::from_static(b"y")),
+        Err(WriteError::Stopped(v(9)))
+    );
+    assert_eq!(
+        c.write(id, Bytes::from_static(b"y")),
+        Err(WriteError::ClosedStream)
+    );
+}
+
 // ----- stream limits and implicit opening -----
 
 #[test]
