@@ -21,6 +21,7 @@
 //! - [`results`]: one run's per-flow, per-path and per-bottleneck results;
 //! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG plots.
 
+pub mod engine;
 pub mod link;
 pub mod metrics;
 pub mod output;
