@@ -11,8 +11,9 @@
 //! real-socket emulator (`mpquic-netem`), which maps its clock onto [`SimTime`] and sends each datagram at
 //! the arrival time the link returns.
 //!
-//! Around it, everything a simulation needs except the engine that drives real mpquic connections (written
-//! separately, it plugs in through [`metrics::SampleSource`] and [`results::PathTotals`]):
+//! Around it:
+//! - [`engine`]: the event-driven engine that runs real mpquic connections over the simulated links in
+//!   virtual time, deterministically from one seed (single-path flows for now);
 //! - [`scenario`]: the TOML scenario format (topology of hosts, routers and links; flows with several paths;
 //!   scheduled link events; parameter sweeps), its validation with errors that name the bad field, and
 //!   sweep expansion. The format is documented in `netsim/SCENARIOS.md`; scenarios ship in
@@ -21,6 +22,7 @@
 //! - [`results`]: one run's per-flow, per-path and per-bottleneck results;
 //! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG plots.
 
+pub mod engine;
 pub mod link;
 pub mod metrics;
 pub mod output;

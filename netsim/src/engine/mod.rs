@@ -1,0 +1,512 @@
+//! The simulation engine: real mpquic connections over the simulated network, in virtual time.
+//!
+//! One run of a [`Scenario`]:
+//! - the [`network`] builds a [`crate::Link`] per link direction and forwards datagrams hop by hop along
+//!   their path's route;
+//! - each [`flow`] is a client mpquic endpoint and connection on its `from` host and a server endpoint on its
+//!   `to` host, with a bulk sender and a counting receiver;
+//! - the [`queue`] holds timed events (datagram arrivals, flow start and stop, scheduled link events,
+//!   samples); connection timers are not queued but read from the connections at each step, since they move
+//!   with every packet;
+//! - [`sampling`] feeds the [`Recorder`] every `sample_interval`;
+//! - at the end, [`RunResult::build`] turns totals and series into the studies' metrics.
+//!
+//! # The loop
+//!
+//! At each step the engine takes the earliest of the next queued event and the earliest connection timer.
+//! At equal times timers fire first, then events in the order they were queued. After any step that
+//! touched a flow, the flow's application runs and everything its connections want to send is offered to
+//! the first link of the route. The run ends at the scenario's duration.
+//!
+//! # Determinism
+//!
+//! One seed defines a run: every random stream derives from it with [`derive_seed`] (link `k`: domain 1;
+//! flow `f`: domain 2, whose endpoints derive their own), event ties break by insertion order, every
+//! collection iterated is ordered (`Vec`, `BTreeMap`), the TLS certificate is fixed ([`tls`]), and the QUIC
+//! clocks are simulated time added to one base [`std::time::Instant`] ([`clock`]). Outputs contain only
+//! simulated times, so two runs with the same scenario and seed give byte-identical results.
+
+pub mod clock;
+pub mod flow;
+pub mod network;
+pub mod queue;
+pub mod sampling;
+pub mod tls;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mpquic::proto::connection::TransportConfig;
+use mpquic::proto::streams::StreamsConfig;
+
+use crate::link::{LinkStats, OutageEpoch};
+use crate::metrics::{PathSeries, Recorder};
+use crate::results::{FlowTotals, PathTotals, RunResult};
+use crate::scenario::{Direction, Scenario, Topology};
+use crate::time::SimTime;
+
+use clock::Clock;
+use flow::{Flow, FlowSetup, Outgoing};
+use network::{LinkIndex, Network};
+use queue::EventQueue;
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The scenario could not be turned into a network and flows.
+    #[error("setup: {0}")]
+    Setup(String),
+    /// TLS material could not be built.
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    /// A receiver got bytes that do not match what the sender wrote.
+    #[error("flow {flow}: received data does not match the sent pattern at stream offset {offset}")]
+    Corrupted {
+        /// The flow's index.
+        flow: usize,
+        /// Stream offset of the bad chunk.
+        offset: u64,
+    },
+    /// The simulation stopped advancing (a connection timer that does not clear when fired).
+    #[error("no progress at {0}: a connection timer keeps firing without advancing")]
+    Stuck(SimTime),
+}
+
+/// Derives an independent seed for `(domain, index)` from the run's seed (SplitMix64 finaliser over a
+/// mix of the three).
+pub fn derive_seed(seed: u64, domain: u64, index: u64) -> u64 {
+    let mut z = seed
+        ^ domain.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ index.wrapping_add(1).wrapping_mul(0xd1b5_4a32_d192_ed03);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A datagram on its way through the network.
+#[derive(Debug)]
+struct Packet {
+    flow: usize,
+    to_server: bool,
+    /// Position of the link it is crossing in its route.
+    hop: usize,
+    link: LinkIndex,
+    epoch: OutageEpoch,
+    src: SocketAddr,
+    dst: SocketAddr,
+    data: Vec<u8>,
+}
+
+/// A queued event.
+#[derive(Debug)]
+enum Event {
+    /// A datagram reached the far end of a link.
+    Arrive(Packet),
+    /// A flow starts.
+    FlowStart(usize),
+    /// A flow stops.
+    FlowStop(usize),
+    /// Scheduled link event `k` of the scenario.
+    Link(usize),
+    /// A sampling instant.
+    Sample,
+}
+
+/// Counters about the engine itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Events processed (arrivals, starts, stops, link events, samples).
+    pub events: u64,
+    /// Connection timer firings.
+    pub timeouts: u64,
+    /// Datagrams sent by the connections.
+    pub datagrams: u64,
+}
+
+/// Everything a run produces.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// The metrics.
+    pub result: RunResult,
+    /// The time series, flows in scenario order, paths in flow order.
+    pub series: Vec<PathSeries>,
+    /// Engine counters.
+    pub stats: EngineStats,
+}
+
+/// Steps without time advancing before the run is declared stuck.
+const STUCK_LIMIT: u32 = 1_000_000;
+
+/// A run in progress (see the module documentation).
+#[derive(Debug)]
+pub struct Engine {
+    scenario: Scenario,
+    topology: Topology,
+    clock: Clock,
+    now: SimTime,
+    end: SimTime,
+    queue: EventQueue<Event>,
+    network: Network,
+    flows: Vec<Flow>,
+    routes: HashMap<SocketAddr, (usize, bool)>,
+    recorder: Recorder,
+    stats: EngineStats,
+    out: Vec<Outgoing>,
+}
+
+/// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
+/// studies are about congestion control, so flow control must never be the limit), no idle timeout (a
+/// long outage must not end a connection before the scenario does).
+fn transport_config(cc: &str, sched: &str) -> TransportConfig {
+    const MIB: u64 = 1024 * 1024;
+    TransportConfig {
+        max_idle_timeout: Duration::ZERO,
+        congestion_controller: cc.to_owned(),
+        scheduler: sched.to_owned(),
+        streams: StreamsConfig {
+            stream_window_bidi_local: 16 * MIB,
+            stream_window_bidi_remote: 16 * MIB,
+            stream_window_uni: 16 * MIB,
+            max_stream_window: 64 * MIB,
+            conn_window: 16 * MIB,
+            max_conn_window: 64 * MIB,
+            send_buffer: 16 * MIB,
+            ..StreamsConfig::default()
+        },
+        ..TransportConfig::default()
+    }
+}
+
+impl Engine {
+    /// Prepares a run of `scenario` with its own seed.
+    pub fn new(scenario: Scenario) -> Result<Engine, EngineError> {
+        let topology = scenario
+            .topology()
+            .map_err(|e| EngineError::Setup(e.to_string()))?;
+        let seed = scenario.scenario.seed;
+        let network = Network::new(&scenario, seed)?;
+        let end = SimTime::from_duration(scenario.scenario.duration);
+        let mut queue = EventQueue::default();
+        let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut routes = HashMap::new();
+        for (f, (spec, resolved)) in scenario.flows.iter().zip(&topology.flows).enumerate() {
+            let Some(path) = resolved.paths.first() else {
+                return Err(EngineError::Setup(format!("flow {} has no path", spec.name)));
+            };
+            let ip = |e: &crate::scenario::Endpoint| {
+                e.interface
+                    .as_deref()
+                    .and_then(|i| network.address(&e.node, i))
+                    .ok_or_else(|| EngineError::Setup(format!("no address for {e}")))
+            };
+            let port_offset = u16::try_from(f).unwrap_or(u16::MAX - 50_000);
+            let client = SocketAddr::new(ip(&path.local)?, 50_000u16.saturating_add(port_offset));
+            let server = SocketAddr::new(ip(&path.remote)?, 4_433u16.saturating_add(port_offset));
+            routes.insert(client, (f, false));
+            routes.insert(server, (f, true));
+            let setup = FlowSetup {
+                index: f,
+                start: SimTime::from_duration(spec.start),
+                stop: SimTime::from_duration(spec.stop_or(scenario.scenario.duration)),
+                bytes: spec.bytes,
+                client,
+                server,
+                forward: network.route(&path.forward)?,
+                reverse: network.route(&path.reverse)?,
+                paths: resolved.paths.len(),
+            };
+            let (client_config, server_config) = tls::configs(&transport_config(&spec.cc, &spec.sched))?;
+            queue.push(setup.start, Event::FlowStart(f));
+            queue.push(setup.stop, Event::FlowStop(f));
+            flows.push(Flow::new(
+                setup,
+                client_config,
+                server_config,
+                derive_seed(seed, 2, f as u64),
+            ));
+        }
+        for (k, event) in scenario.events.iter().enumerate() {
+            queue.push(SimTime::from_duration(event.at), Event::Link(k));
+        }
+        let shapes: Vec<(String, usize)> = scenario
+            .flows
+            .iter()
+            .map(|f| (f.name.clone(), f.paths.len()))
+            .collect();
+        let recorder = Recorder::new(
+            scenario.scenario.sample_interval,
+            scenario.scenario.duration,
+            &shapes,
+        );
+        if let Some(t) = recorder.next_due() {
+            queue.push(t, Event::Sample);
+        }
+        Ok(Engine {
+            scenario,
+            topology,
+            clock: Clock::new(),
+            now: SimTime::ZERO,
+            end,
+            queue,
+            network,
+            flows,
+            routes,
+            recorder,
+            stats: EngineStats::default(),
+            out: Vec::new(),
+        })
+    }
+
+    /// Runs a whole scenario.
+    pub fn run(scenario: Scenario) -> Result<RunOutput, EngineError> {
+        let mut engine = Engine::new(scenario)?;
+        engine.run_until(SimTime::MAX)?;
+        Ok(engine.finish())
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// The end of the scenario.
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    /// Engine counters so far.
+    pub fn stats(&self) -> EngineStats {
+        self.stats
+    }
+
+    /// Counters of link `link` in direction `direction`.
+    pub fn link_stats(&self, link: &str, direction: Direction) -> Option<&LinkStats> {
+        self.network
+            .links()
+            .find(|((name, d), _)| name == link && *d == direction)
+            .map(|(_, l)| l.stats())
+    }
+
+    /// Application bytes flow `flow` has delivered so far.
+    pub fn delivered(&self, flow: usize) -> Option<u64> {
+        self.flows.get(flow).map(Flow::delivered)
+    }
+
+    /// The series recorded so far.
+    pub fn series(&self) -> &[PathSeries] {
+        self.recorder.series()
+    }
+
+    /// The earliest connection timer, as simulated time rounded up so that the timer has expired then.
+    fn next_timer(&self) -> Option<SimTime> {
+        self.flows.iter().filter_map(Flow::poll_timeout).min().map(|i| {
+            let t = self.clock.sim_time(i);
+            if self.clock.instant(t) < i {
+                t.saturating_add_nanos(1)
+            } else {
+                t
+            }
+        })
+    }
+
+    /// Advances the simulation to `limit` (or the end of the scenario, whichever is first).
+    pub fn run_until(&mut self, limit: SimTime) -> Result<(), EngineError> {
+        let limit = limit.min(self.end);
+        let mut idle_steps = 0u32;
+        loop {
+            let tq = self.queue.peek_time();
+            let tt = self.next_timer();
+            let t = match (tq, tt) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            if t > limit {
+                break;
+            }
+            if t > self.now {
+                self.now = t;
+                idle_steps = 0;
+            } else {
+                idle_steps = idle_steps.saturating_add(1);
+                if idle_steps > STUCK_LIMIT {
+                    return Err(EngineError::Stuck(self.now));
+                }
+            }
+            if tt.is_some_and(|tt| tt <= t) {
+                self.fire_timers()?;
+            } else if let Some((_, event)) = self.queue.pop() {
+                self.stats.events = self.stats.events.saturating_add(1);
+                self.process(event)?;
+            }
+        }
+        self.now = self.now.max(limit);
+        Ok(())
+    }
+
+    fn fire_timers(&mut self) -> Result<(), EngineError> {
+        let now = self.clock.instant(self.now);
+        for f in 0..self.flows.len() {
+            let due = self
+                .flows
+                .get(f)
+                .and_then(Flow::poll_timeout)
+                .is_some_and(|t| t <= now);
+            if due {
+                if let Some(flow) = self.flows.get_mut(f) {
+                    flow.handle_timeouts(now);
+                }
+                self.stats.timeouts = self.stats.timeouts.saturating_add(1);
+                self.service(f)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn process(&mut self, event: Event) -> Result<(), EngineError> {
+        let now = self.clock.instant(self.now);
+        match event {
+            Event::Arrive(packet) => self.arrive(packet)?,
+            Event::FlowStart(f) => {
+                if let Some(flow) = self.flows.get_mut(f) {
+                    flow.start(now)?;
+                }
+                self.service(f)?;
+            }
+            Event::FlowStop(f) => {
+                if let Some(flow) = self.flows.get_mut(f) {
+                    flow.stop();
+                }
+                self.service(f)?;
+            }
+            Event::Link(k) => {
+                if let Some(spec) = self.scenario.events.get(k) {
+                    self.network.apply(self.now, spec)?;
+                }
+            }
+            Event::Sample => {
+                let source = sampling::Source { flows: &self.flows };
+                self.recorder.record(self.now, &source);
+                if let Some(t) = self.recorder.next_due() {
+                    self.queue.push(t, Event::Sample);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A datagram reached the end of a link: forward it or hand it to its host.
+    fn arrive(&mut self, mut packet: Packet) -> Result<(), EngineError> {
+        if self.network.outage_since(packet.link, packet.epoch) {
+            return Ok(());
+        }
+        let next_hop = packet.hop.saturating_add(1);
+        let next_link = self.flows.get(packet.flow).and_then(|f| {
+            let route = if packet.to_server {
+                &f.setup.forward
+            } else {
+                &f.setup.reverse
+            };
+            route.get(next_hop).copied()
+        });
+        if let Some(link) = next_link {
+            packet.hop = next_hop;
+            packet.link = link;
+            self.forward(packet);
+            return Ok(());
+        }
+        // Last hop: the destination address names the flow and side.
+        let Some(&(f, to_server)) = self.routes.get(&packet.dst) else {
+            return Ok(());
+        };
+        let now = self.clock.instant(self.now);
+        if let Some(flow) = self.flows.get_mut(f) {
+            flow.handle_datagram(now, to_server, packet.src, packet.dst, &mut packet.data);
+        }
+        self.service(f)
+    }
+
+    /// Offers `packet` to the link named in it and queues its arrival (and a duplicate's).
+    fn forward(&mut self, mut packet: Packet) {
+        let delivery = self.network.offer(self.now, packet.link, &mut packet.data);
+        let Some(arrival) = delivery.arrival().copied() else {
+            return;
+        };
+        packet.epoch = arrival.epoch;
+        if let Some(dup_at) = arrival.duplicate_at {
+            let copy = Packet {
+                data: packet.data.clone(),
+                ..packet
+            };
+            self.queue.push(dup_at, Event::Arrive(copy));
+        }
+        self.queue.push(arrival.at, Event::Arrive(packet));
+    }
+
+    /// Runs flow `f`'s application and sends what its connections produced.
+    fn service(&mut self, f: usize) -> Result<(), EngineError> {
+        let now = self.clock.instant(self.now);
+        let mut out = std::mem::take(&mut self.out);
+        if let Some(flow) = self.flows.get_mut(f) {
+            flow.service(self.now, now, &mut out)?;
+        }
+        for o in out.drain(..) {
+            self.stats.datagrams = self.stats.datagrams.saturating_add(1);
+            let first = self.flows.get(f).and_then(|fl| {
+                if o.to_server {
+                    fl.setup.forward.first().copied()
+                } else {
+                    fl.setup.reverse.first().copied()
+                }
+            });
+            let Some(link) = first else { continue };
+            self.forward(Packet {
+                flow: f,
+                to_server: o.to_server,
+                hop: 0,
+                link,
+                epoch: OutageEpoch(0),
+                src: o.src,
+                dst: o.dst,
+                data: o.data,
+            });
+        }
+        self.out = out;
+        Ok(())
+    }
+
+    /// Per-flow totals at the current time.
+    fn totals(&self) -> Vec<FlowTotals> {
+        self.flows
+            .iter()
+            .map(|flow| {
+                let s = &flow.setup;
+                let end = flow.completed_at().unwrap_or(s.stop).min(self.now.max(s.start));
+                let mut paths = vec![PathTotals::default(); s.paths];
+                if let Some(p) = paths.first_mut() {
+                    p.delivered_bytes = flow.delivered();
+                    p.retransmissions = flow.lost_packets();
+                }
+                FlowTotals {
+                    active: end.saturating_duration_since(s.start),
+                    paths,
+                }
+            })
+            .collect()
+    }
+
+    /// Ends the run: results and series.
+    pub fn finish(self) -> RunOutput {
+        let totals = self.totals();
+        let series = self.recorder.into_series();
+        let result = RunResult::build(&self.scenario, &self.topology, &totals, &series);
+        RunOutput {
+            result,
+            series,
+            stats: self.stats,
+        }
+    }
+}

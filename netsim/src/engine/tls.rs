@@ -1,0 +1,64 @@
+//! TLS material for simulated connections: a fixed Ed25519 certificate for `localhost`.
+//!
+//! The key is a constant and Ed25519 signatures are deterministic, so the certificate, and with it the size
+//! of every handshake packet, is the same in every run; an ECDSA certificate would vary in length by a byte
+//! or two from run to run (DER-encoded signatures), which would shift packet timings and break byte-identical
+//! results. The TLS handshake's own randoms (client random, key shares) change bytes but never sizes.
+
+use std::sync::Arc;
+
+use mpquic::proto::connection::{ClientConfig, ServerConfig, TransportConfig};
+use mpquic::proto::crypto::{TlsOptions, client_config, server_config};
+use rustls::RootCertStore;
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+
+/// The server name every simulated server presents.
+pub const SERVER_NAME: &str = "localhost";
+
+/// ALPN protocol of simulated connections.
+const ALPN: &[u8] = b"mpquic-sim";
+
+/// PKCS #8 v1 prefix of an Ed25519 private key (RFC 8410 §7), followed by the 32-byte seed.
+const ED25519_PKCS8_PREFIX: [u8; 16] = [
+    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+];
+
+/// A fixed key seed (not a secret: the simulation has nothing to protect).
+const KEY_SEED: [u8; 32] = *b"mpquic-netsim fixed ed25519 key!";
+
+/// Why TLS configuration failed (never expected with the built-in material).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// Certificate generation failed.
+    #[error("certificate: {0}")]
+    Cert(#[from] rcgen::Error),
+    /// rustls refused the configuration.
+    #[error("TLS configuration: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+/// Client and server configurations carrying `transport`.
+pub fn configs(transport: &TransportConfig) -> Result<(ClientConfig, Arc<ServerConfig>), TlsError> {
+    let mut pkcs8 = ED25519_PKCS8_PREFIX.to_vec();
+    pkcs8.extend_from_slice(&KEY_SEED);
+    let der = PrivatePkcs8KeyDer::from(pkcs8);
+    let key_pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)?;
+    let params = rcgen::CertificateParams::new(vec![SERVER_NAME.to_owned()])?;
+    let cert = params.self_signed(&key_pair)?;
+    let cert_der = cert.der().clone();
+    let options = TlsOptions::with_alpn(ALPN);
+    let mut roots = RootCertStore::empty();
+    roots.add(cert_der.clone())?;
+    let server = server_config(vec![cert_der], PrivateKeyDer::Pkcs8(der), &options)?;
+    let client = client_config(roots, &options)?;
+    Ok((
+        ClientConfig {
+            tls: client,
+            transport: transport.clone(),
+        },
+        Arc::new(ServerConfig {
+            tls: server,
+            transport: transport.clone(),
+        }),
+    ))
+}
