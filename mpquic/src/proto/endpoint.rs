@@ -29,7 +29,9 @@ pub struct ConnectionHandle(pub usize);
 /// Endpoint-wide settings.
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
-    /// Seed of the endpoint's random generator (connection IDs, per-connection seeds).
+    /// Seed of the endpoint's ChaCha20 generator (connection IDs, reset key, token key and nonces, Retry source
+    /// connection IDs, per-connection seeds). [`EndpointConfig::default`] draws it from the operating system's
+    /// entropy; set it explicitly only for reproducible tests.
     pub seed: u64,
     /// Length of the connection IDs we issue (RFC 9000 §5.1; 8 by default, at most 20).
     pub cid_len: usize,
@@ -37,7 +39,10 @@ pub struct EndpointConfig {
 
 impl Default for EndpointConfig {
     fn default() -> Self {
-        EndpointConfig { seed: 0, cid_len: 8 }
+        EndpointConfig {
+            seed: rand::random(),
+            cid_len: 8,
+        }
     }
 }
 
@@ -113,7 +118,7 @@ impl Endpoint {
         let local_cid = self.new_cid(self.config.cid_len);
         // RFC 9000 §7.2: "the client MUST use a Destination Connection ID ... unpredictable ... at least 8 bytes".
         let initial_dcid = self.new_cid(16);
-        let seed = self.rng.next_u64();
+        let seed = self.rng.fork_seed();
         let conn = Connection::client(
             config,
             server_name,
@@ -170,7 +175,7 @@ impl Endpoint {
         }
         let remote_cid = pd.scid().copied().unwrap_or_default();
         let local_cid = self.new_cid(self.config.cid_len);
-        let seed = self.rng.next_u64();
+        let seed = self.rng.fork_seed();
         let mut conn = Connection::server(
             &server,
             NewConnection {

@@ -176,7 +176,7 @@ pub enum ConnectError {
 pub(crate) struct NewConnection {
     pub(crate) side: Side,
     pub(crate) config: TransportConfig,
-    pub(crate) seed: u64,
+    pub(crate) seed: [u8; 32],
     pub(crate) now: Instant,
     pub(crate) remote: SocketAddr,
     pub(crate) local_cid: ConnectionId,
@@ -257,7 +257,7 @@ impl Connection {
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
         Ok(Connection {
             side: new.side,
-            rng: Rng::new(new.seed),
+            rng: Rng::from_seed(new.seed),
             state: State::Handshake,
             tls,
             spaces: [initial, handshake],

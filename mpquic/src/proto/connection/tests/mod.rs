@@ -11,4 +11,5 @@ mod close;
 mod fuzz;
 mod handshake;
 mod harness;
+mod random;
 mod transfer;
