@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use crate::cc::PathId;
 use crate::proto::ack_tracker::EcnCodepoint;
+use crate::proto::cid::ResetKey;
 use crate::proto::connection::{
     ClientConfig, ConnectError, Connection, EndpointEvent, NewConnection, Rng, ServerConfig, Transmit,
 };
@@ -63,6 +64,8 @@ pub struct Endpoint {
     config: EndpointConfig,
     server: Option<Arc<ServerConfig>>,
     rng: Rng,
+    /// Stateless reset tokens of every connection ID we issue are derived from this key (RFC 9000 §10.3.2).
+    reset_key: ResetKey,
     routes: HashMap<ConnectionId, ConnectionHandle>,
     cids_of: HashMap<ConnectionHandle, Vec<ConnectionId>>,
     next_handle: usize,
@@ -71,7 +74,8 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint; with a server config it accepts connections.
     pub fn new(config: EndpointConfig, server: Option<Arc<ServerConfig>>) -> Self {
-        let rng = Rng::new(config.seed);
+        let mut rng = Rng::new(config.seed);
+        let reset_key = ResetKey::random(&mut |b| rng.fill(b));
         Endpoint {
             config: EndpointConfig {
                 cid_len: config.cid_len.clamp(1, 20),
@@ -79,6 +83,7 @@ impl Endpoint {
             },
             server,
             rng,
+            reset_key,
             routes: HashMap::new(),
             cids_of: HashMap::new(),
             next_handle: 0,
@@ -131,6 +136,7 @@ impl Endpoint {
                 local_cid,
                 remote_cid: initial_dcid,
                 orig_dcid: initial_dcid,
+                reset_key: self.reset_key.clone(),
             },
         )?;
         let handle = self.register(vec![local_cid]);
@@ -187,6 +193,7 @@ impl Endpoint {
                 local_cid,
                 remote_cid,
                 orig_dcid: dcid,
+                reset_key: self.reset_key.clone(),
             },
         )
         .ok()?;
@@ -231,6 +238,23 @@ impl Endpoint {
             EndpointEvent::Drained => {
                 for c in self.cids_of.remove(&handle).unwrap_or_default() {
                     self.routes.remove(&c);
+                }
+            }
+            EndpointEvent::NewCid(cid) => {
+                // A connection that already drained issues nothing more.
+                if let Some(cids) = self.cids_of.get_mut(&handle) {
+                    self.routes.insert(cid, handle);
+                    if !cids.contains(&cid) {
+                        cids.push(cid);
+                    }
+                }
+            }
+            EndpointEvent::RetiredCid(cid) => {
+                if self.routes.get(&cid) == Some(&handle) {
+                    self.routes.remove(&cid);
+                }
+                if let Some(cids) = self.cids_of.get_mut(&handle) {
+                    cids.retain(|c| *c != cid);
                 }
             }
         }

@@ -60,4 +60,8 @@ pub enum Event {
 pub enum EndpointEvent {
     /// The connection finished draining: its connection IDs may be forgotten.
     Drained,
+    /// The connection issued a connection ID: route datagrams addressed to it to this connection.
+    NewCid(crate::proto::packet::ConnectionId),
+    /// A connection ID was retired: stop routing it.
+    RetiredCid(crate::proto::packet::ConnectionId),
 }

@@ -11,6 +11,7 @@
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining) and `events`.
 
+mod cids;
 mod close;
 mod config;
 mod events;
@@ -44,6 +45,9 @@ use crate::proto::transport_params::{Side, TransportParameters};
 use crate::sched::Scheduler;
 
 use close::State;
+
+/// Our active_connection_id_limit: how many of the peer's connection IDs we store per path.
+const LOCAL_CID_LIMIT: u64 = 4;
 use paths::Path;
 use spaces::{CryptoStream, Space};
 
@@ -116,7 +120,14 @@ pub struct Connection {
     cc: Box<dyn CongestionController>,
     sched: Box<dyn Scheduler>,
     streams: Streams,
+    /// Our handshake Source Connection ID (long headers).
     local_cid: ConnectionId,
+    /// The connection IDs we issued.
+    local_cids: crate::proto::cid::LocalCids,
+    /// The connection IDs the peer issued.
+    remote_cids: crate::proto::cid::RemoteCids,
+    /// Path-ID bookkeeping (path 0 only until multipath is negotiated).
+    path_ids: crate::proto::cid::PathIds,
     /// Client: the DCID of its first Initial; server: the DCID the client chose.
     orig_dcid: ConnectionId,
     #[allow(dead_code)] // multipath negotiation (issue 6)
@@ -170,6 +181,9 @@ pub enum ConnectError {
     /// Key derivation failed.
     #[error("crypto: {0}")]
     Crypto(#[from] crate::proto::crypto::CryptoError),
+    /// The connection-ID configuration is unusable.
+    #[error("connection IDs: {0}")]
+    Cid(#[from] crate::proto::cid::CidConfigError),
 }
 
 /// Everything a new connection is built from.
@@ -182,6 +196,8 @@ pub(crate) struct NewConnection {
     pub(crate) local_cid: ConnectionId,
     pub(crate) remote_cid: ConnectionId,
     pub(crate) orig_dcid: ConnectionId,
+    /// The endpoint's stateless reset key.
+    pub(crate) reset_key: crate::proto::cid::ResetKey,
 }
 
 impl Connection {
@@ -219,8 +235,11 @@ impl Connection {
             .max_datagram_frame_size
             .map(|v| VarInt::from_u64(v).unwrap_or(VarInt::MAX));
         p.initial_source_connection_id = Some(new.local_cid);
+        p.active_connection_id_limit = VarInt::from_u64(LOCAL_CID_LIMIT).unwrap_or(VarInt::MAX);
         if new.side == Side::Server {
             p.original_destination_connection_id = Some(new.orig_dcid);
+            // RFC 9000 §18.2: the server's stateless_reset_token goes with its handshake connection ID.
+            p.stateless_reset_token = Some(new.reset_key.token(&new.local_cid));
         }
         p
     }
@@ -255,6 +274,14 @@ impl Connection {
         paths.insert(PathId(0), path);
         let streams = Streams::new(new.side, new.config.streams.clone());
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
+        let local_cids = crate::proto::cid::LocalCids::new(
+            new.local_cid.len(),
+            new.reset_key.clone(),
+            new.local_cid,
+            false,
+        )?;
+        let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
+        let path_ids = crate::proto::cid::PathIds::new(new.side, None);
         Ok(Connection {
             side: new.side,
             rng: Rng::from_seed(new.seed),
@@ -268,6 +295,9 @@ impl Connection {
             sched,
             streams,
             local_cid: new.local_cid,
+            local_cids,
+            remote_cids,
+            path_ids,
             orig_dcid: new.orig_dcid,
             local_params,
             peer_params: None,
@@ -443,6 +473,12 @@ impl Connection {
         self.raw_frames.push(v);
     }
 
+    /// Test hook: sends these raw frame bytes in the next 1-RTT packet, to break RFC 9000 on purpose.
+    #[cfg(test)]
+    pub(crate) fn inject_raw_frame_for_test(&mut self, frame: Vec<u8>) {
+        self.raw_frames.push(frame);
+    }
+
     /// The next received datagram.
     pub fn recv_datagram(&mut self) -> Option<Bytes> {
         self.datagrams_in.pop_front()
@@ -517,6 +553,13 @@ impl Connection {
             }
         }
         self.streams.set_peer_params(&params);
+        self.local_cids
+            .set_peer_params(params.active_connection_id_limit.into_inner(), false);
+        if self.side == Side::Client {
+            if let Some(t) = params.stateless_reset_token {
+                self.remote_cids.set_initial_reset_token(t);
+            }
+        }
         let peer_idle = Duration::from_millis(params.max_idle_timeout.into_inner());
         // RFC 9000 §10.1: "each endpoint advertises a max_idle_timeout, but the effective value at an endpoint is
         // computed as the minimum of the two advertised values".

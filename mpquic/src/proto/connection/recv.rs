@@ -90,7 +90,8 @@ impl Connection {
             self.on_packet_while_closing();
             return Ok(());
         }
-        let dcid_ok = *pd.dcid() == self.local_cid
+        let dcid = *pd.dcid();
+        let dcid_ok = self.local_cids.lookup(&dcid).is_some()
             || (self.side == crate::proto::transport_params::Side::Server && *pd.dcid() == self.orig_dcid);
         if !dcid_ok {
             self.stats.packets_dropped += 1;
@@ -135,6 +136,7 @@ impl Connection {
             if let (Some(scid), Some(p)) = (header.scid, self.paths.get_mut(&path_id)) {
                 if self.stats.packets_received == 1 {
                     p.remote_cid = scid;
+                    self.remote_cids.set_initial(scid);
                 }
             }
         }
@@ -163,7 +165,7 @@ impl Connection {
             let frame = frame?;
             frame.check_allowed_in(kind)?;
             ack_eliciting |= frame.is_ack_eliciting();
-            self.handle_frame(now, level, path_id, scid.as_ref(), frame, &payload)?;
+            self.handle_frame(now, level, path_id, scid.as_ref(), &dcid, frame, &payload)?;
             if self.state.is_closed() {
                 return Ok(());
             }
@@ -229,12 +231,14 @@ impl Connection {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn handle_frame(
         &mut self,
         now: Instant,
         level: Level,
         path_id: PathId,
         scid: Option<&crate::proto::packet::ConnectionId>,
+        dcid: &crate::proto::packet::ConnectionId,
         frame: Frame<'_>,
         payload: &Bytes,
     ) -> Result<(), TransportError> {
@@ -272,9 +276,8 @@ impl Connection {
             Frame::DataBlocked(v) => self.streams.on_data_blocked(v),
             Frame::StreamDataBlocked { id, limit } => self.streams.on_stream_data_blocked(id, limit)?,
             Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit),
-            Frame::NewConnectionId(_) | Frame::RetireConnectionId(_) => {
-                // Extra connection IDs are not used until migration and multipath paths exist (issue 6).
-            }
+            Frame::NewConnectionId(f) => self.on_new_cid_frame(&f)?,
+            Frame::RetireConnectionId(f) => self.on_retire_cid_frame(&f, dcid)?,
             Frame::PathChallenge(data) => {
                 if let Some(p) = self.paths.get_mut(&path_id) {
                     p.path_response = Some(data);
@@ -400,6 +403,7 @@ impl Connection {
             self.state = State::Established;
         }
         self.events.push_back(Event::HandshakeCompleted);
+        self.issue_cids();
         if self.side == crate::proto::transport_params::Side::Server {
             // RFC 9001 §4.1.2: "the TLS handshake is considered confirmed at the server when the handshake
             // completes. The server MUST send a HANDSHAKE_DONE frame as soon as the handshake is complete."

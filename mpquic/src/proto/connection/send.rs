@@ -200,6 +200,7 @@ impl Connection {
                         && (self.handshake_done_pending
                             || !self.raw_frames.is_empty()
                             || self.streams.has_control_frames()
+                            || self.has_cid_frames()
                             || self.crypto.get(2).is_some_and(|c| c.has_pending())))
             })
             .map(|p| p.id)
@@ -242,6 +243,7 @@ impl Connection {
             && (self.handshake_done_pending
                 || !self.raw_frames.is_empty()
                 || self.streams.has_control_frames()
+                || self.has_cid_frames()
                 || self.crypto.get(2).is_some_and(|c| c.has_pending()));
         ack || probe || control || p.path_response.is_some() || data_path
     }
@@ -420,6 +422,7 @@ impl Connection {
             records.push(FrameRecord::HandshakeDone);
             *ack_eliciting = true;
         }
+        self.write_cid_frames(buf, end, records, ack_eliciting);
         while let Some(f) = self.streams.poll_control_frame(end.saturating_sub(buf.len())) {
             f.encode(buf);
             records.push(FrameRecord::Control(f));

@@ -235,6 +235,21 @@ impl Pair {
         false
     }
 
+    /// Steps while there is work due before `now + d` (never jumps past it, so idle timers do not fire).
+    pub fn run_for(&mut self, d: Duration) {
+        let end = self.now + d;
+        for _ in 0..2_000_000 {
+            self.flush();
+            self.collect_events();
+            match self.next_time() {
+                Some(t) if t <= end => {}
+                _ => break,
+            }
+            self.step();
+        }
+        self.now = self.now.max(end);
+    }
+
     pub fn handshake(&mut self) {
         let ok = self.drive_until(Duration::from_secs(10), |p| {
             p.client

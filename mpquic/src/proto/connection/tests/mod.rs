@@ -7,6 +7,7 @@
     clippy::panic
 )]
 
+mod cids;
 mod close;
 mod fuzz;
 mod handshake;
