@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cc::PathId;
 use crate::proto::ack_tracker::EcnCodepoint;
@@ -17,11 +17,23 @@ use crate::proto::cid::ResetKey;
 use crate::proto::connection::{
     ClientConfig, ConnectError, Connection, EndpointEvent, NewConnection, Rng, ServerConfig, Transmit,
 };
+use crate::proto::packet::ResetToken;
 use crate::proto::packet::{
     ConnectionId, DecodedPacket, MIN_INITIAL_DATAGRAM_SIZE, PacketDecodeError, PacketType, VERSION_1,
     VersionNegotiation,
 };
+use crate::proto::stateless::{ResponseBucket, StatelessResponder};
+use crate::proto::token::{TokenConfig, TokenKey, TokenValidator};
 use crate::proto::transport_params::Side;
+
+/// Stateless responses allowed in a burst (Stateless Reset, Retry, INVALID_TOKEN close, Version Negotiation).
+const STATELESS_BURST: u32 = 64;
+/// Stateless responses allowed per second once the burst is spent.
+const STATELESS_PER_SECOND: u32 = 100;
+/// Reset tokens remembered per connection (the latest ones).
+const MAX_TOKENS_PER_CONNECTION: usize = 8;
+/// Largest Stateless Reset we send.
+const MAX_RESET_LEN: u16 = 1200;
 
 /// Identifies a connection of an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,7 +78,13 @@ pub struct Endpoint {
     rng: Rng,
     /// Stateless reset tokens of every connection ID we issue are derived from this key (RFC 9000 §10.3.2).
     reset_key: ResetKey,
+    /// Stateless answers (Stateless Reset, Retry, INVALID_TOKEN close), rate-limited.
+    responder: Option<StatelessResponder<ResponseBucket>>,
+    /// The instant stateless tokens count time from (the first `now` seen).
+    epoch: Option<Instant>,
     routes: HashMap<ConnectionId, ConnectionHandle>,
+    /// Reset tokens connections accept, by peer address (a Stateless Reset carries a random connection ID).
+    reset_tokens: HashMap<SocketAddr, Vec<(ConnectionHandle, ResetToken)>>,
     cids_of: HashMap<ConnectionHandle, Vec<ConnectionId>>,
     next_handle: usize,
 }
@@ -76,6 +94,19 @@ impl Endpoint {
     pub fn new(config: EndpointConfig, server: Option<Arc<ServerConfig>>) -> Self {
         let mut rng = Rng::new(config.seed);
         let reset_key = ResetKey::random(&mut |b| rng.fill(b));
+        let mut secret = [0u8; crate::proto::token::SECRET_LEN];
+        rng.fill(&mut secret);
+        let validator = TokenKey::new(&secret)
+            .map(|k| TokenValidator::new(k, TokenConfig::default()))
+            .ok();
+        let cid_len = config.cid_len.clamp(1, 20);
+        let responder = validator.map(|validator| StatelessResponder {
+            validator,
+            reset_key: reset_key.clone(),
+            limiter: ResponseBucket::new(STATELESS_BURST, STATELESS_PER_SECOND),
+            local_cid_len: cid_len,
+            max_reset_len: usize::from(MAX_RESET_LEN),
+        });
         Endpoint {
             config: EndpointConfig {
                 cid_len: config.cid_len.clamp(1, 20),
@@ -84,7 +115,10 @@ impl Endpoint {
             server,
             rng,
             reset_key,
+            responder,
+            epoch: None,
             routes: HashMap::new(),
+            reset_tokens: HashMap::new(),
             cids_of: HashMap::new(),
             next_handle: 0,
         }
@@ -166,6 +200,12 @@ impl Endpoint {
         let DecodedPacket::Protected(pd) = first else {
             return None;
         };
+        if let Some(h) = self.reset_route(remote, datagram) {
+            return Some(DatagramEvent::Known(h));
+        }
+        if pd.packet_type() == PacketType::OneRtt {
+            return self.stateless_reset(now, local, remote, datagram);
+        }
         if pd.packet_type() != PacketType::Initial {
             return None;
         }
@@ -200,6 +240,55 @@ impl Endpoint {
         conn.handle_datagram(now, local, remote, ecn, datagram);
         let handle = self.register(vec![local_cid, dcid]);
         Some(DatagramEvent::NewConnection(handle, Box::new(conn)))
+    }
+
+    /// The connection a datagram from `remote` ending in one of its reset tokens belongs to (RFC 9000 §10.3.1).
+    fn reset_route(&self, remote: SocketAddr, datagram: &[u8]) -> Option<ConnectionHandle> {
+        let tail = crate::proto::packet::stateless_reset::trailing_token(datagram)?;
+        let mut found = None;
+        for (h, t) in self.reset_tokens.get(&remote)? {
+            if t.ct_eq(tail) && found.is_none() {
+                found = Some(*h);
+            }
+        }
+        found
+    }
+
+    /// Seconds since the endpoint's epoch, the time base of its tokens and rate limiter.
+    fn since_epoch(&mut self, now: Instant) -> Duration {
+        let epoch = *self.epoch.get_or_insert(now);
+        now.saturating_duration_since(epoch)
+    }
+
+    /// Answers a short-header packet for a connection ID we do not know with a Stateless Reset (RFC 9000
+    /// §10.3), rate-limited. Never called for a routed connection ID.
+    fn stateless_reset(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        datagram: &[u8],
+    ) -> Option<DatagramEvent> {
+        let t = self.since_epoch(now);
+        let mut random = vec![0u8; usize::from(MAX_RESET_LEN) + 2];
+        self.rng.fill(&mut random);
+        let mut out = Vec::new();
+        self.responder
+            .as_mut()?
+            .stateless_reset(datagram, remote, &random, t, &mut out)
+            .ok()?;
+        let size = out.len();
+        Some(DatagramEvent::Response(
+            Transmit {
+                path: PathId(0),
+                local,
+                remote,
+                ecn: None,
+                size,
+                segment_size: None,
+            },
+            out,
+        ))
     }
 
     fn version_negotiation(&mut self, remote: SocketAddr, datagram: &[u8]) -> Option<DatagramEvent> {
@@ -238,6 +327,21 @@ impl Endpoint {
             EndpointEvent::Drained => {
                 for c in self.cids_of.remove(&handle).unwrap_or_default() {
                     self.routes.remove(&c);
+                }
+                self.reset_tokens.retain(|_, v| {
+                    v.retain(|(h, _)| *h != handle);
+                    !v.is_empty()
+                });
+            }
+            EndpointEvent::ResetToken { remote, token } => {
+                if self.cids_of.contains_key(&handle) {
+                    let v = self.reset_tokens.entry(remote).or_default();
+                    if v.iter().filter(|(h, _)| *h == handle).count() >= MAX_TOKENS_PER_CONNECTION {
+                        if let Some(i) = v.iter().position(|(h, _)| *h == handle) {
+                            v.remove(i);
+                        }
+                    }
+                    v.push((handle, token));
                 }
             }
             EndpointEvent::NewCid(cid) => {

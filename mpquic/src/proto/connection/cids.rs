@@ -12,6 +12,9 @@ use crate::proto::packet::ConnectionId;
 use super::frames_out::{FrameRecord, Records};
 use super::{Connection, EndpointEvent};
 
+/// Bound on remembered announced reset tokens (older ones are announced again if ever used again).
+const MAX_ANNOUNCED_TOKENS: usize = 16;
+
 impl Connection {
     /// Reports every routing change of our connection IDs to the endpoint.
     pub(super) fn flush_routing_updates(&mut self) {
@@ -41,6 +44,26 @@ impl Connection {
                     p.remote_cid = cid;
                 }
                 self.remote_cids.start_using(p.id);
+            }
+        }
+        self.announce_reset_tokens();
+    }
+
+    /// Tells the endpoint about reset tokens of peer connection IDs we started using, so that it routes a
+    /// Stateless Reset (whose connection ID is random) to us.
+    pub(super) fn announce_reset_tokens(&mut self) {
+        let Some(remote) = self.paths.get(&PathId(0)).map(|p| p.remote) else {
+            return;
+        };
+        let tokens: Vec<_> = self.remote_cids.reset_tokens().collect();
+        for token in tokens {
+            if !self.announced_tokens.contains(&token) {
+                if self.announced_tokens.len() >= MAX_ANNOUNCED_TOKENS {
+                    self.announced_tokens.remove(0);
+                }
+                self.announced_tokens.push(token);
+                self.endpoint_events
+                    .push_back(EndpointEvent::ResetToken { remote, token });
             }
         }
     }

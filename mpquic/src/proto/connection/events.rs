@@ -64,4 +64,12 @@ pub enum EndpointEvent {
     NewCid(crate::proto::packet::ConnectionId),
     /// A connection ID was retired: stop routing it.
     RetiredCid(crate::proto::packet::ConnectionId),
+    /// The connection now accepts a Stateless Reset from `remote` ending in `token` (the token of a peer
+    /// connection ID it uses): route such datagrams to it even though their connection ID is unknown.
+    ResetToken {
+        /// The peer's address.
+        remote: std::net::SocketAddr,
+        /// The token.
+        token: crate::proto::packet::ResetToken,
+    },
 }

@@ -128,6 +128,8 @@ pub struct Connection {
     remote_cids: crate::proto::cid::RemoteCids,
     /// Path-ID bookkeeping (path 0 only until multipath is negotiated).
     path_ids: crate::proto::cid::PathIds,
+    /// Reset tokens already reported to the endpoint.
+    announced_tokens: Vec<crate::proto::packet::ResetToken>,
     /// Client: the DCID of its first Initial; server: the DCID the client chose.
     orig_dcid: ConnectionId,
     #[allow(dead_code)] // multipath negotiation (issue 6)
@@ -298,6 +300,7 @@ impl Connection {
             local_cids,
             remote_cids,
             path_ids,
+            announced_tokens: Vec::new(),
             orig_dcid: new.orig_dcid,
             local_params,
             peer_params: None,
@@ -560,6 +563,7 @@ impl Connection {
                 self.remote_cids.set_initial_reset_token(t);
             }
         }
+        self.announce_reset_tokens();
         let peer_idle = Duration::from_millis(params.max_idle_timeout.into_inner());
         // RFC 9000 §10.1: "each endpoint advertises a max_idle_timeout, but the effective value at an endpoint is
         // computed as the minimum of the two advertised values".

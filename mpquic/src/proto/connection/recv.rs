@@ -49,6 +49,13 @@ impl Connection {
             }
         }
         let _ = remote;
+        // RFC 9000 §10.3.1: "An endpoint detects a potential Stateless Reset using the trailing 16 bytes of the
+        // UDP datagram." Kept aside before in-place decryption touches the datagram.
+        let tail: Option<[u8; 16]> = (data.len() >= crate::proto::packet::MIN_STATELESS_RESET_SIZE)
+            .then(|| data.len() - 16)
+            .and_then(|start| data.get(start..))
+            .and_then(|t| <[u8; 16]>::try_from(t).ok());
+        let received_before = self.stats.packets_received;
         let mut offset = 0usize;
         while offset < data.len() {
             let Some(rest) = data.get_mut(offset..) else {
@@ -75,6 +82,28 @@ impl Connection {
             if self.state.is_closed() {
                 return;
             }
+        }
+        if self.stats.packets_received == received_before {
+            self.check_stateless_reset(now, tail);
+        }
+    }
+
+    /// A datagram none of whose packets could be processed may be a Stateless Reset: compare its trailing 16
+    /// bytes with the reset tokens of the peer's connection IDs we use. RFC 9000 §10.3.1: "If the last 16 bytes
+    /// of the datagram are identical in value to a stateless reset token, the endpoint MUST enter the draining
+    /// period and not send any further packets on this connection."
+    fn check_stateless_reset(&mut self, now: Instant, tail: Option<[u8; 16]>) {
+        let Some(tail) = tail else {
+            return;
+        };
+        // Datagrams shorter than the smallest Stateless Reset (21 bytes) have no `tail`; every token is compared
+        // in constant time.
+        let mut found = false;
+        for t in self.remote_cids.reset_tokens() {
+            found |= t.ct_eq(&tail);
+        }
+        if found {
+            self.on_peer_close(now, ConnectionError::Reset);
         }
     }
 

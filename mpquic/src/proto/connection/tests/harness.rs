@@ -153,6 +153,7 @@ impl Pair {
         let now = self.now;
         let (due, rest): (Vec<_>, Vec<_>) = self.link.drain(..).partition(|p| p.at <= now);
         self.link = rest;
+        let mut responses = Vec::new();
         for mut p in due {
             self.delivered += 1;
             let (node, from) = if p.to_server {
@@ -169,9 +170,17 @@ impl Pair {
                 Some(DatagramEvent::NewConnection(h, c)) => {
                     node.conns.insert(h, *c);
                 }
-                Some(DatagramEvent::Response(..)) | None => {}
+                Some(DatagramEvent::Response(t, data)) => {
+                    responses.push(InFlight {
+                        at: now + self.delay,
+                        to_server: !p.to_server,
+                        data: data[..t.size].to_vec(),
+                    });
+                }
+                None => {}
             }
         }
+        self.link.extend(responses);
     }
 
     fn collect_events(&mut self) {

@@ -13,4 +13,5 @@ mod fuzz;
 mod handshake;
 mod harness;
 mod random;
+mod reset;
 mod transfer;
