@@ -34,6 +34,11 @@ pub enum ConnectionError {
     LocallyClosed,
     /// The peer sent a Stateless Reset (RFC 9000 §10.3).
     Reset,
+    /// The server supports none of our QUIC versions (it answered with Version Negotiation, RFC 9000 §6.2).
+    VersionMismatch {
+        /// The versions the server listed.
+        offered: Vec<u32>,
+    },
     /// The TLS handshake failed.
     HandshakeFailed(TransportError),
 }

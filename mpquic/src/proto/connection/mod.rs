@@ -156,6 +156,8 @@ pub struct Connection {
     last_now: Instant,
     /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
     raw_frames: Vec<Vec<u8>>,
+    /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
+    raw_initial_frames: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -320,6 +322,7 @@ impl Connection {
             stats: ConnectionStats::default(),
             last_now: new.now,
             raw_frames: Vec::new(),
+            raw_initial_frames: Vec::new(),
             config: new.config,
         })
     }
@@ -480,6 +483,12 @@ impl Connection {
     #[cfg(test)]
     pub(crate) fn inject_raw_frame_for_test(&mut self, frame: Vec<u8>) {
         self.raw_frames.push(frame);
+    }
+
+    /// Test hook: sends these raw frame bytes in the next Initial packet.
+    #[cfg(test)]
+    pub(crate) fn inject_initial_frame_for_test(&mut self, frame: Vec<u8>) {
+        self.raw_initial_frames.push(frame);
     }
 
     /// The next received datagram.

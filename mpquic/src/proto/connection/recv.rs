@@ -63,8 +63,12 @@ impl Connection {
             };
             let pd = match DecodedPacket::decode(rest, self.local_cid.len()) {
                 Ok(DecodedPacket::Protected(pd)) => pd,
+                Ok(DecodedPacket::VersionNegotiation(vn)) => {
+                    self.on_version_negotiation(&vn);
+                    return;
+                }
                 Ok(other) => {
-                    // Version Negotiation and Retry are not acted on (no version other than 1, no Retry).
+                    // Retry is handled by `on_retry`.
                     offset += other.len().max(1);
                     continue;
                 }
@@ -85,6 +89,34 @@ impl Connection {
         }
         if self.stats.packets_received == received_before {
             self.check_stateless_reset(now, tail);
+        }
+    }
+
+    /// A Version Negotiation packet (client only). RFC 9000 §6.2: "A client that supports only this version of
+    /// QUIC MUST abandon the current connection attempt if it receives a Version Negotiation packet", except
+    /// when it already processed another packet or the packet lists the version it selected (then it is
+    /// discarded, `VersionNegotiation::client_disposition`).
+    fn on_version_negotiation(&mut self, vn: &crate::proto::packet::VersionNegotiation<'_>) {
+        if self.side != crate::proto::transport_params::Side::Client {
+            return;
+        }
+        let our_dcid = self.orig_dcid;
+        let disposition = vn.client_disposition(
+            crate::proto::packet::VERSION_1,
+            &our_dcid,
+            &self.local_cid,
+            self.stats.packets_received > 0,
+        );
+        match disposition {
+            crate::proto::packet::VnDisposition::Abandon => {
+                let offered = vn.versions().take(64).collect();
+                self.events
+                    .push_back(Event::ConnectionLost(ConnectionError::VersionMismatch {
+                        offered,
+                    }));
+                self.drain();
+            }
+            crate::proto::packet::VnDisposition::Discard(_) => self.stats.packets_dropped += 1,
         }
     }
 

@@ -182,7 +182,8 @@ impl Connection {
                 Level::Initial => !has_hs,
                 Level::OneRtt => false,
             };
-        crypto || ack || probe || anti
+        let raw = level == Level::Initial && !self.raw_initial_frames.is_empty();
+        crypto || ack || probe || anti || raw
     }
 
     /// A path with an ACK due, a PATH_RESPONSE or a probe to send.
@@ -310,6 +311,12 @@ impl Connection {
                 let len = data.len() as u64;
                 frame.encode(buf);
                 records.push(FrameRecord::Crypto { level, offset, len });
+                ack_eliciting = true;
+            }
+        }
+        if level == Level::Initial {
+            for f in std::mem::take(&mut self.raw_initial_frames) {
+                buf.extend_from_slice(&f);
                 ack_eliciting = true;
             }
         }

@@ -14,4 +14,5 @@ mod handshake;
 mod harness;
 mod random;
 mod reset;
+mod rules;
 mod transfer;
