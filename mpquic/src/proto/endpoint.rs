@@ -8,12 +8,13 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cc::PathId;
 use crate::proto::ack_tracker::EcnCodepoint;
 use crate::proto::cid::ResetKey;
+use crate::proto::connection::Tokens;
 use crate::proto::connection::{
     ClientConfig, ConnectError, Connection, EndpointEvent, NewConnection, Rng, ServerConfig, Transmit,
 };
@@ -22,8 +23,11 @@ use crate::proto::packet::{
     ConnectionId, DecodedPacket, MIN_INITIAL_DATAGRAM_SIZE, PacketDecodeError, PacketType, VERSION_1,
     VersionNegotiation,
 };
+use crate::proto::stateless::RetryRandom;
 use crate::proto::stateless::{ResponseBucket, StatelessResponder};
-use crate::proto::token::{TokenConfig, TokenKey, TokenValidator};
+use crate::proto::token::{
+    InitialDecision, LruTokenStore, NONCE_LEN, TokenConfig, TokenKey, TokenStore, TokenValidator,
+};
 use crate::proto::transport_params::Side;
 
 /// Stateless responses allowed in a burst (Stateless Reset, Retry, INVALID_TOKEN close, Version Negotiation).
@@ -82,6 +86,8 @@ pub struct Endpoint {
     responder: Option<StatelessResponder<ResponseBucket>>,
     /// The instant stateless tokens count time from (the first `now` seen).
     epoch: Option<Instant>,
+    /// Client: NEW_TOKEN tokens received from servers, by server name, for later connections.
+    token_store: Arc<Mutex<LruTokenStore>>,
     routes: HashMap<ConnectionId, ConnectionHandle>,
     /// Reset tokens connections accept, by peer address (a Stateless Reset carries a random connection ID).
     reset_tokens: HashMap<SocketAddr, Vec<(ConnectionHandle, ResetToken)>>,
@@ -117,6 +123,7 @@ impl Endpoint {
             reset_key,
             responder,
             epoch: None,
+            token_store: Arc::new(Mutex::new(LruTokenStore::default())),
             routes: HashMap::new(),
             reset_tokens: HashMap::new(),
             cids_of: HashMap::new(),
@@ -171,6 +178,16 @@ impl Endpoint {
                 remote_cid: initial_dcid,
                 orig_dcid: initial_dcid,
                 reset_key: self.reset_key.clone(),
+                tokens: Tokens::client(
+                    self.token_store
+                        .lock()
+                        .ok()
+                        .and_then(|mut s| s.take(server_name))
+                        .unwrap_or_default(),
+                    self.token_store.clone(),
+                    server_name,
+                ),
+                address_validated: true,
             },
         )?;
         let handle = self.register(vec![local_cid]);
@@ -215,10 +232,24 @@ impl Endpoint {
         if datagram.len() < MIN_INITIAL_DATAGRAM_SIZE {
             return None;
         }
-        // RFC 9000 §7.2: "This Destination Connection ID MUST be at least 8 bytes in length."
-        if dcid.len() < 8 {
-            return None;
-        }
+        let t = self.since_epoch(now);
+        // Token policy (RFC 9000 §8.1): Retry, INVALID_TOKEN close, or proceed; the validator also enforces
+        // RFC 9000 §7.2: "This Destination Connection ID MUST be at least 8 bytes in length." for Initials
+        // without a Retry token.
+        let validated = match self.responder.as_ref()?.decide(datagram, &pd, remote, t) {
+            InitialDecision::Proceed(v) => v,
+            InitialDecision::SendRetry => return self.send_retry(t, local, remote, &pd),
+            InitialDecision::Close { error, .. } => {
+                let mut out = Vec::new();
+                self.responder
+                    .as_mut()?
+                    .invalid_token_close(&pd, remote, &error, t, &mut out)
+                    .ok()?;
+                return Some(response(local, remote, out));
+            }
+            InitialDecision::Drop { .. } => return None,
+        };
+        let new_token = self.issue_new_token(remote, t);
         let remote_cid = pd.scid().copied().unwrap_or_default();
         let local_cid = self.new_cid(self.config.cid_len);
         let seed = self.rng.fork_seed();
@@ -232,8 +263,10 @@ impl Endpoint {
                 remote,
                 local_cid,
                 remote_cid,
-                orig_dcid: dcid,
+                orig_dcid: validated.original_dcid,
                 reset_key: self.reset_key.clone(),
+                tokens: Tokens::server(dcid, validated.retry_scid, new_token),
+                address_validated: validated.address_validated,
             },
         )
         .ok()?;
@@ -252,6 +285,59 @@ impl Endpoint {
             }
         }
         found
+    }
+
+    /// Server: require (or stop requiring) a Retry round trip from clients whose address no token validates
+    /// (RFC 9000 §8.1.2), e.g. under load.
+    pub fn set_require_retry(&mut self, require: bool) {
+        if let Some(r) = self.responder.as_mut() {
+            r.validator.set_require_retry(require);
+        }
+    }
+
+    /// Client: how many NEW_TOKEN tokens are stored for later connections.
+    pub fn stored_tokens(&self) -> usize {
+        self.token_store.lock().map_or(0, |s| s.len())
+    }
+
+    fn nonce(&mut self) -> [u8; NONCE_LEN] {
+        let mut n = [0u8; NONCE_LEN];
+        self.rng.fill(&mut n);
+        n
+    }
+
+    /// A NEW_TOKEN token for the client at `remote`, sent once its connection is established.
+    fn issue_new_token(&mut self, remote: SocketAddr, t: Duration) -> Option<bytes::Bytes> {
+        let nonce = self.nonce();
+        let sealed = self
+            .responder
+            .as_ref()?
+            .validator
+            .issue_new_token(remote, nonce, t)
+            .ok()?;
+        Some(bytes::Bytes::copy_from_slice(sealed.as_slice()))
+    }
+
+    /// Answers a client Initial with a Retry (RFC 9000 §8.1.2) carrying a fresh token and a new, unpredictable
+    /// Source Connection ID.
+    fn send_retry(
+        &mut self,
+        t: Duration,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        pd: &crate::proto::packet::PartialDecode,
+    ) -> Option<DatagramEvent> {
+        let random = RetryRandom {
+            retry_scid: self.new_cid(self.config.cid_len),
+            nonce: self.nonce(),
+            unused: u8::try_from(self.rng.next_u64() & 0x0f).unwrap_or(0),
+        };
+        let mut out = Vec::new();
+        self.responder
+            .as_mut()?
+            .retry(pd, remote, &random, t, &mut out)
+            .ok()?;
+        Some(response(local, remote, out))
     }
 
     /// Seconds since the endpoint's epoch, the time base of its tokens and rate limiter.
@@ -368,4 +454,20 @@ impl Endpoint {
     pub fn connection_count(&self) -> usize {
         self.cids_of.len()
     }
+}
+
+/// A stateless response datagram.
+fn response(local: Option<SocketAddr>, remote: SocketAddr, out: Vec<u8>) -> DatagramEvent {
+    let size = out.len();
+    DatagramEvent::Response(
+        Transmit {
+            path: PathId(0),
+            local,
+            remote,
+            ecn: None,
+            size,
+            segment_size: None,
+        },
+        out,
+    )
 }

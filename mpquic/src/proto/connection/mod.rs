@@ -18,6 +18,7 @@ mod events;
 mod frames_out;
 mod paths;
 mod recv;
+mod retry;
 mod send;
 mod spaces;
 mod timers;
@@ -33,6 +34,7 @@ use bytes::Bytes;
 
 pub use config::{ClientConfig, Rng, ServerConfig, TransportConfig};
 pub use events::{ConnectionError, EndpointEvent, Event};
+pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
 use crate::proto::ack_tracker::{EcnCodepoint, SpaceKind};
@@ -156,6 +158,8 @@ pub struct Connection {
     last_now: Instant,
     /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
     raw_frames: Vec<Vec<u8>>,
+    /// Retry and address-validation tokens.
+    tokens: Tokens,
     /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
     raw_initial_frames: Vec<Vec<u8>>,
 }
@@ -202,6 +206,10 @@ pub(crate) struct NewConnection {
     pub(crate) orig_dcid: ConnectionId,
     /// The endpoint's stateless reset key.
     pub(crate) reset_key: crate::proto::cid::ResetKey,
+    /// Token and Retry state.
+    pub(crate) tokens: Tokens,
+    /// Whether the peer's address is already validated (client: always; server: by a token).
+    pub(crate) address_validated: bool,
 }
 
 impl Connection {
@@ -244,6 +252,7 @@ impl Connection {
             p.original_destination_connection_id = Some(new.orig_dcid);
             // RFC 9000 §18.2: the server's stateless_reset_token goes with its handshake connection ID.
             p.stateless_reset_token = Some(new.reset_key.token(&new.local_cid));
+            p.retry_source_connection_id = new.tokens.retry_scid;
         }
         p
     }
@@ -258,7 +267,10 @@ impl Connection {
             Side::Server => crate::proto::crypto::Side::Server,
         };
         let mut initial = Space::new(SpaceKind::Initial, new.config.ack);
-        initial.keys = Some(Keys::initial(&new.orig_dcid, crypto_side)?);
+        // RFC 9001 §5.2: Initial keys come from the Destination Connection ID of the client's first Initial
+        // (after a Retry: the Retry's Source Connection ID, which the client now uses).
+        let keys_dcid = new.tokens.initial_dcid.unwrap_or(new.orig_dcid);
+        initial.keys = Some(Keys::initial(&keys_dcid, crypto_side)?);
         let handshake = Space::new(SpaceKind::Handshake, new.config.ack);
         let mut cc = crate::cc::registry::build(&new.config.congestion_controller)
             .map_err(|e| ConnectError::Cc(e.to_string()))?;
@@ -274,6 +286,10 @@ impl Connection {
             new.side == Side::Server,
             mtu,
         );
+        let mut path = path;
+        if new.address_validated {
+            path.validated = true;
+        }
         let mut paths = BTreeMap::new();
         paths.insert(PathId(0), path);
         let streams = Streams::new(new.side, new.config.streams.clone());
@@ -323,6 +339,7 @@ impl Connection {
             last_now: new.now,
             raw_frames: Vec::new(),
             raw_initial_frames: Vec::new(),
+            tokens: new.tokens,
             config: new.config,
         })
     }
@@ -560,7 +577,7 @@ impl Connection {
                     &params,
                     &observed,
                     &self.orig_dcid,
-                    None,
+                    self.tokens.retry_scid.as_ref(),
                 )?,
             }
         }

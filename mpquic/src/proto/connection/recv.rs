@@ -67,10 +67,11 @@ impl Connection {
                     self.on_version_negotiation(&vn);
                     return;
                 }
-                Ok(other) => {
-                    // Retry is handled by `on_retry`.
-                    offset += other.len().max(1);
-                    continue;
+                Ok(DecodedPacket::Retry(r)) => {
+                    let len = r.len();
+                    let packet = rest.get(..len).map(<[u8]>::to_vec).unwrap_or_default();
+                    self.on_retry(&r, &packet);
+                    return;
                 }
                 Err(_) => break,
             };
@@ -153,7 +154,8 @@ impl Connection {
         }
         let dcid = *pd.dcid();
         let dcid_ok = self.local_cids.lookup(&dcid).is_some()
-            || (self.side == crate::proto::transport_params::Side::Server && *pd.dcid() == self.orig_dcid);
+            || (self.side == crate::proto::transport_params::Side::Server
+                && Some(*pd.dcid()) == self.tokens.initial_dcid);
         if !dcid_ok {
             self.stats.packets_dropped += 1;
             return Ok(());
@@ -317,16 +319,21 @@ impl Connection {
                 if !data.is_empty() {
                     self.tls.read_handshake(&data).map_err(|e| e.error)?;
                     self.write_tls();
-                    self.on_peer_params(now, scid)?;
+                    // A resuming client's TLS reports the previous connection's parameters (remembered for
+                    // 0-RTT) until EncryptedExtensions arrives at the Handshake level: wait for those.
+                    if self.side == crate::proto::transport_params::Side::Server || level != Level::Initial {
+                        self.on_peer_params(now, scid)?;
+                    }
                     self.check_handshake_complete(now);
                 }
             }
-            Frame::NewToken(_) => {
+            Frame::NewToken(token) => {
                 // RFC 9000 §19.7: "Servers MUST treat receipt of a NEW_TOKEN frame as a connection error of type
                 // PROTOCOL_VIOLATION."
                 if self.side == crate::proto::transport_params::Side::Server {
                     return Err(TransportError::protocol_violation("NEW_TOKEN from a client").with_frame(ty));
                 }
+                self.on_new_token(payload.slice_ref(token));
             }
             Frame::Stream(s) => self.streams.on_stream_frame(&s, payload)?,
             Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
@@ -479,6 +486,7 @@ impl Connection {
             return;
         }
         self.handshake_confirmed = true;
+        self.queue_new_token();
         self.discard_initial(now);
         // RFC 9001 §4.9.2: "An endpoint MUST discard its Handshake keys when the TLS handshake is confirmed".
         if let Some(s) = self.spaces.get_mut(1) {

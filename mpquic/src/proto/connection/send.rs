@@ -202,6 +202,8 @@ impl Connection {
                             || !self.raw_frames.is_empty()
                             || self.streams.has_control_frames()
                             || self.has_cid_frames()
+                            || self.has_new_token()
+                            || self.has_new_token()
                             || self.crypto.get(2).is_some_and(|c| c.has_pending())))
             })
             .map(|p| p.id)
@@ -269,11 +271,16 @@ impl Connection {
         let pn = path.recovery.next_packet_number(space)?;
         let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
         let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
+        let token = if self.side == Side::Client {
+            self.initial_token()
+        } else {
+            bytes::Bytes::new()
+        };
         let header = match level {
             Level::Initial => OutgoingHeader::Initial {
                 dcid: &dcid,
                 scid: &scid,
-                token: &[],
+                token: &token,
             },
             Level::Handshake => OutgoingHeader::Handshake {
                 dcid: &dcid,
@@ -430,6 +437,7 @@ impl Connection {
             *ack_eliciting = true;
         }
         self.write_cid_frames(buf, end, records, ack_eliciting);
+        self.write_new_token(buf, end, records, ack_eliciting);
         while let Some(f) = self.streams.poll_control_frame(end.saturating_sub(buf.len())) {
             f.encode(buf);
             records.push(FrameRecord::Control(f));

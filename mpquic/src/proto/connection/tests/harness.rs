@@ -69,6 +69,8 @@ pub struct Pair {
     rng: Rng,
     link: Vec<InFlight>,
     pub delivered: u64,
+    /// The client configuration (trusts the server's certificate).
+    pub client_config: ClientConfig,
     pub dropped: u64,
 }
 
@@ -106,6 +108,7 @@ impl Pair {
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(7)),
             link: Vec::new(),
             delivered: 0,
+            client_config: cc,
             dropped: 0,
         }
     }

@@ -14,5 +14,6 @@ mod handshake;
 mod harness;
 mod random;
 mod reset;
+mod retry;
 mod rules;
 mod transfer;
