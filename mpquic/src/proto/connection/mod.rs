@@ -17,6 +17,7 @@ mod config;
 mod events;
 mod frames_out;
 mod paths;
+mod probes;
 mod recv;
 mod retry;
 mod send;

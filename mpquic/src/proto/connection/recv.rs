@@ -453,9 +453,11 @@ impl Connection {
         }
         self.stats.packets_lost += outcome.lost.len() as u64;
         for r in outcome.acked {
+            self.forget_sent(path_id, space, r.pn);
             self.on_records_acked(r.frames);
         }
         for r in outcome.lost {
+            self.forget_sent(path_id, space, r.pn);
             self.on_records_lost(r.frames);
         }
         Ok(())
@@ -499,6 +501,10 @@ impl Connection {
             p.recovery.on_handshake_confirmed(now);
         }
         drop(dropped);
+        let ids: Vec<PathId> = self.paths.keys().copied().collect();
+        for id in ids {
+            self.forget_space(id, SpaceId::Handshake);
+        }
         if let Some(k) = self.one_rtt.as_mut() {
             k.set_handshake_confirmed();
         }
@@ -518,5 +524,6 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&PathId(0)) {
             drop(p.recovery.discard_space(now, SpaceId::Initial));
         }
+        self.forget_space(PathId(0), SpaceId::Initial);
     }
 }

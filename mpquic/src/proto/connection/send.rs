@@ -105,13 +105,15 @@ impl Connection {
         for (i, level) in levels.into_iter().enumerate() {
             let last = i + 1 == count;
             let pad_to = (needs_pad && last).then_some(MIN_INITIAL_DATAGRAM_SIZE);
+            let probe = self
+                .paths
+                .get(&path_id)
+                .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0)
+                || (self.anti_deadlock_probe && level != Level::OneRtt);
+            // RFC 9002 §6.2.4: probes may exceed the congestion window and should carry data.
             let allow = Allow {
-                data: level == Level::OneRtt && data_path,
-                probe: self
-                    .paths
-                    .get(&path_id)
-                    .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0)
-                    || (self.anti_deadlock_probe && level != Level::OneRtt),
+                data: level == Level::OneRtt && (data_path || probe),
+                probe,
             };
             if let Some(b) = self.build_packet(now, level, path_id, buf, max_size, pad_to, allow) {
                 ack_eliciting |= b.ack_eliciting;
@@ -493,6 +495,9 @@ impl Connection {
         if sealed.is_err() {
             buf.truncate(start);
             return None;
+        }
+        if ack_eliciting {
+            self.remember_sent(path_id, space_of(level), pn, &records);
         }
         let app_limited = !self.streams.has_stream_data();
         let has_data = records.iter().any(|r| matches!(r, FrameRecord::Stream(_)));

@@ -12,6 +12,7 @@ mod close;
 mod fuzz;
 mod handshake;
 mod harness;
+mod probes;
 mod random;
 mod reset;
 mod retry;
