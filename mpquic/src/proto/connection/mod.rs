@@ -14,6 +14,7 @@
 mod cids;
 mod close;
 mod config;
+mod ecn;
 mod events;
 mod frames_out;
 mod paths;
@@ -34,6 +35,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use config::{ClientConfig, Rng, ServerConfig, TransportConfig};
+pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub(crate) use retry::Tokens;
 

@@ -35,6 +35,8 @@ pub(super) struct Path {
     /// Retransmittable frame records of unacknowledged ack-eliciting packets, by (space, packet number), for
     /// PTO probes.
     pub(super) unacked: std::collections::BTreeMap<(u8, u64), Records>,
+    /// ECN marking and validation.
+    pub(super) ecn: super::ecn::EcnPath,
 }
 
 impl Path {
@@ -62,6 +64,7 @@ impl Path {
             status: PathStatus::Available,
             path_response: None,
             unacked: std::collections::BTreeMap::new(),
+            ecn: super::ecn::EcnPath::default(),
         }
     }
 

@@ -452,6 +452,14 @@ impl Connection {
             }
         }
         self.stats.packets_lost += outcome.lost.len() as u64;
+        self.ecn_on_lost(path_id, outcome.lost.len() as u64);
+        self.ecn_on_ack(
+            path_id,
+            space,
+            ack.ecn,
+            outcome.acked.len() as u64,
+            outcome.ecn_ce_increased,
+        );
         for r in outcome.acked {
             self.forget_sent(path_id, space, r.pn);
             self.on_records_acked(r.frames);

@@ -152,7 +152,7 @@ impl Connection {
             path: path_id,
             local: path.local,
             remote: path.remote,
-            ecn: None,
+            ecn: path.ecn.codepoint(),
             size,
             segment_size: None,
         })

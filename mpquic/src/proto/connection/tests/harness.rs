@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::proto::ack_tracker::EcnCodepoint;
 use crate::proto::connection::{ClientConfig, Connection, Event, Rng, ServerConfig, TransportConfig};
 use crate::proto::crypto::{CipherSuite, SelfSigned, TlsOptions, client_config, server_config};
 use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
@@ -57,6 +58,7 @@ struct InFlight {
     at: Instant,
     to_server: bool,
     data: Vec<u8>,
+    ecn: Option<EcnCodepoint>,
 }
 
 /// Two endpoints and the link between them.
@@ -69,6 +71,10 @@ pub struct Pair {
     rng: Rng,
     link: Vec<InFlight>,
     pub delivered: u64,
+    /// The network clears ECN codepoints.
+    pub bleach_ecn: bool,
+    /// The network marks every ECT packet Congestion Experienced.
+    pub ce_mark: bool,
     /// The client configuration (trusts the server's certificate).
     pub client_config: ClientConfig,
     pub dropped: u64,
@@ -108,6 +114,8 @@ impl Pair {
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(7)),
             link: Vec::new(),
             delivered: 0,
+            bleach_ecn: false,
+            ce_mark: false,
             client_config: cc,
             dropped: 0,
         }
@@ -134,11 +142,11 @@ impl Pair {
             for conn in node.conns.values_mut() {
                 while let Some(t) = conn.poll_transmit(self.now, &mut buf) {
                     assert!(t.size <= 1200 || t.size == buf.len());
-                    out.push(buf[..t.size].to_vec());
+                    out.push((buf[..t.size].to_vec(), t.ecn));
                     assert!(out.len() < 100_000, "runaway sender");
                 }
             }
-            for data in out {
+            for (data, ecn) in out {
                 if self.lose() {
                     self.dropped += 1;
                     continue;
@@ -147,6 +155,13 @@ impl Pair {
                     at: self.now + self.delay,
                     to_server,
                     data,
+                    ecn: match ecn {
+                        _ if self.bleach_ecn => None,
+                        Some(EcnCodepoint::Ect0 | EcnCodepoint::Ect1) if self.ce_mark => {
+                            Some(EcnCodepoint::Ce)
+                        }
+                        other => other,
+                    },
                 });
             }
         }
@@ -164,10 +179,10 @@ impl Pair {
             } else {
                 (&mut self.client, addr(SERVER))
             };
-            match node.ep.handle(now, Some(node.addr), from, None, &mut p.data) {
+            match node.ep.handle(now, Some(node.addr), from, p.ecn, &mut p.data) {
                 Some(DatagramEvent::Known(h)) => {
                     if let Some(c) = node.conns.get_mut(&h) {
-                        c.handle_datagram(now, Some(node.addr), from, None, &mut p.data);
+                        c.handle_datagram(now, Some(node.addr), from, p.ecn, &mut p.data);
                     }
                 }
                 Some(DatagramEvent::NewConnection(h, c)) => {
@@ -178,6 +193,7 @@ impl Pair {
                         at: now + self.delay,
                         to_server: !p.to_server,
                         data: data[..t.size].to_vec(),
+                        ecn: t.ecn,
                     });
                 }
                 None => {}

@@ -9,6 +9,7 @@
 
 mod cids;
 mod close;
+mod ecn;
 mod fuzz;
 mod handshake;
 mod harness;
