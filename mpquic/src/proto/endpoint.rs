@@ -2,6 +2,14 @@
 //! connections from valid client Initials, and answers what belongs to no connection (Version Negotiation,
 //! Stateless Reset) through [`crate::proto::stateless`].
 //!
+//! Stateless work, rate-limited by a token bucket: Version Negotiation; Stateless Reset for short-header
+//! packets whose connection ID is unknown (never for a routed one; datagrams ending in a reset token a
+//! connection announced are routed to it instead); Retry when [`Endpoint::set_require_retry`] is on, and an
+//! Initial with CONNECTION_CLOSE (INVALID_TOKEN) for an invalid Retry token (RFC 9000 §8.1.2). Server
+//! connections get a NEW_TOKEN token to hand out after the handshake; client connections file the tokens they
+//! receive in the endpoint's [`LruTokenStore`], used by the next [`Endpoint::connect`] to that server name.
+//! Randomness (connection IDs, reset and token keys, nonces, Retry SCIDs) comes from a ChaCha20 [`Rng`].
+//!
 //! The endpoint does not own connections: [`Endpoint::connect`] and [`DatagramEvent::NewConnection`] hand
 //! them to the caller with a [`ConnectionHandle`]; [`DatagramEvent::Known`] says which one a datagram is for.
 //! Connections report back with [`EndpointEvent`]s, given to [`Endpoint::handle_event`].
@@ -98,7 +106,13 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint; with a server config it accepts connections.
     pub fn new(config: EndpointConfig, server: Option<Arc<ServerConfig>>) -> Self {
-        let mut rng = Rng::new(config.seed);
+        let rng = Rng::new(config.seed);
+        Self::with_rng(config, server, rng)
+    }
+
+    /// An endpoint drawing its randomness from `rng` instead of `config.seed`: pass [`Rng::from_entropy`] for
+    /// 256-bit keys in production (the 64-bit seed of [`Endpoint::new`] bounds the key space to 2^64).
+    pub fn with_rng(config: EndpointConfig, server: Option<Arc<ServerConfig>>, mut rng: Rng) -> Self {
         let reset_key = ResetKey::random(&mut |b| rng.fill(b));
         let mut secret = [0u8; crate::proto::token::SECRET_LEN];
         rng.fill(&mut secret);

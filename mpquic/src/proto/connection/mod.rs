@@ -9,7 +9,9 @@
 //! Time (`now`) and randomness (the seed in the constructor) are inputs. Work is split by concern:
 //! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `recv` (datagram →
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
-//! (closing and draining) and `events`.
+//! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
+//! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data) and `ecn` (ECT(0)
+//! marking and validation).
 
 mod cids;
 mod close;

@@ -39,3 +39,17 @@ fn rng_is_chacha20_and_seeded() {
 fn default_endpoint_seed_comes_from_entropy() {
     assert_ne!(EndpointConfig::default().seed, EndpointConfig::default().seed);
 }
+
+#[test]
+fn endpoint_with_entropy_rng_draws_distinct_cids() {
+    use crate::proto::endpoint::Endpoint;
+    let (cc, _) = super::harness::configs(None, TransportConfig::default());
+    let server = super::harness::addr(super::harness::SERVER);
+    #[allow(clippy::disallowed_methods)] // any instant will do
+    let now = std::time::Instant::now();
+    let mut a = Endpoint::with_rng(EndpointConfig::default(), None, Rng::from_entropy());
+    let mut b = Endpoint::with_rng(EndpointConfig::default(), None, Rng::from_entropy());
+    let (_, ca) = a.connect(now, &cc, server, "localhost").unwrap();
+    let (_, cb) = b.connect(now, &cc, server, "localhost").unwrap();
+    assert_ne!(ca.local_cid(), cb.local_cid());
+}
