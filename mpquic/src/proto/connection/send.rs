@@ -599,11 +599,16 @@ impl Connection {
         let pn = path.recovery.next_packet_number(space)?;
         let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
         let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
+        let token = if self.side == Side::Client {
+            self.initial_token()
+        } else {
+            bytes::Bytes::new()
+        };
         let header = match level {
             Level::Initial => OutgoingHeader::Initial {
                 dcid: &dcid,
                 scid: &scid,
-                token: &[],
+                token: &token,
             },
             Level::Handshake => OutgoingHeader::Handshake {
                 dcid: &dcid,

@@ -167,3 +167,31 @@ fn rfc9000_8_1_3_new_token_lets_the_next_connection_skip_retry() {
     assert!(!p.client.conns[&h].retried());
     assert_eq!(p.server.conns.len(), 2);
 }
+
+#[test]
+fn rfc9000_7_3_retry_forged_by_an_attacker_fails_the_transport_parameter_check() {
+    // The Retry integrity key is public, so an on-path attacker can forge a Retry the client accepts; the
+    // server's original_destination_connection_id then no longer matches what the client sent (RFC 9000 §7.3:
+    // "The values provided by a peer for these transport parameters MUST match the values that an endpoint
+    // used in the Destination and Source Connection ID fields of Initial packets that it sent").
+    let mut p = Pair::new(None, TransportConfig::default(), 66);
+    let initial = client_initial(&mut p);
+    let dcid_len = usize::from(initial[5]);
+    let dcid = crate::proto::packet::ConnectionId::new(&initial[6..6 + dcid_len]).unwrap();
+    let scid_len = usize::from(initial[6 + dcid_len]);
+    let scid =
+        crate::proto::packet::ConnectionId::new(&initial[7 + dcid_len..7 + dcid_len + scid_len]).unwrap();
+    let forged_scid = crate::proto::packet::ConnectionId::new(&[0x42; 8]).unwrap();
+    let mut retry = Vec::new();
+    crate::proto::stateless::retry_packet(&dcid, &scid, &forged_scid, b"forged token", 0, &mut retry)
+        .unwrap();
+    to_client(&mut p, &retry);
+    assert!(p.client.conn().retried());
+    assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
+    match lost(&p.client.events) {
+        Some(ConnectionError::TransportError(e)) => {
+            assert_eq!(e.code, TransportErrorCode::TRANSPORT_PARAMETER_ERROR)
+        }
+        other => panic!("{other:?}"),
+    }
+}
