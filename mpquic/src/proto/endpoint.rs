@@ -2,25 +2,50 @@
 //! connections from valid client Initials, and answers what belongs to no connection (Version Negotiation,
 //! Stateless Reset) through [`crate::proto::stateless`].
 //!
+//! Stateless work, rate-limited by a token bucket: Version Negotiation; Stateless Reset for short-header
+//! packets whose connection ID is unknown (never for a routed one; datagrams ending in a reset token a
+//! connection announced are routed to it instead); Retry when [`Endpoint::set_require_retry`] is on, and an
+//! Initial with CONNECTION_CLOSE (INVALID_TOKEN) for an invalid Retry token (RFC 9000 §8.1.2). Server
+//! connections get a NEW_TOKEN token to hand out after the handshake; client connections file the tokens they
+//! receive in the endpoint's [`LruTokenStore`], used by the next [`Endpoint::connect`] to that server name.
+//! Randomness (connection IDs, reset and token keys, nonces, Retry SCIDs) comes from a ChaCha20 [`Rng`].
+//!
 //! The endpoint does not own connections: [`Endpoint::connect`] and [`DatagramEvent::NewConnection`] hand
 //! them to the caller with a [`ConnectionHandle`]; [`DatagramEvent::Known`] says which one a datagram is for.
 //! Connections report back with [`EndpointEvent`]s, given to [`Endpoint::handle_event`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::cc::PathId;
 use crate::proto::ack_tracker::EcnCodepoint;
+use crate::proto::cid::ResetKey;
+use crate::proto::connection::Tokens;
 use crate::proto::connection::{
     ClientConfig, ConnectError, Connection, EndpointEvent, NewConnection, Rng, ServerConfig, Transmit,
 };
+use crate::proto::packet::ResetToken;
 use crate::proto::packet::{
     ConnectionId, DecodedPacket, MIN_INITIAL_DATAGRAM_SIZE, PacketDecodeError, PacketType, VERSION_1,
     VersionNegotiation,
 };
+use crate::proto::stateless::RetryRandom;
+use crate::proto::stateless::{ResponseBucket, StatelessResponder};
+use crate::proto::token::{
+    InitialDecision, LruTokenStore, NONCE_LEN, TokenConfig, TokenKey, TokenStore, TokenValidator,
+};
 use crate::proto::transport_params::Side;
+
+/// Stateless responses allowed in a burst (Stateless Reset, Retry, INVALID_TOKEN close, Version Negotiation).
+const STATELESS_BURST: u32 = 64;
+/// Stateless responses allowed per second once the burst is spent.
+const STATELESS_PER_SECOND: u32 = 100;
+/// Reset tokens remembered per connection (the latest ones).
+const MAX_TOKENS_PER_CONNECTION: usize = 8;
+/// Largest Stateless Reset we send.
+const MAX_RESET_LEN: u16 = 1200;
 
 /// Identifies a connection of an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -29,7 +54,9 @@ pub struct ConnectionHandle(pub usize);
 /// Endpoint-wide settings.
 #[derive(Debug, Clone)]
 pub struct EndpointConfig {
-    /// Seed of the endpoint's random generator (connection IDs, per-connection seeds).
+    /// Seed of the endpoint's ChaCha20 generator (connection IDs, reset key, token key and nonces, Retry source
+    /// connection IDs, per-connection seeds). [`EndpointConfig::default`] draws it from the operating system's
+    /// entropy; set it explicitly only for reproducible tests.
     pub seed: u64,
     /// Length of the connection IDs we issue (RFC 9000 §5.1; 8 by default, at most 20).
     pub cid_len: usize,
@@ -37,7 +64,10 @@ pub struct EndpointConfig {
 
 impl Default for EndpointConfig {
     fn default() -> Self {
-        EndpointConfig { seed: 0, cid_len: 8 }
+        EndpointConfig {
+            seed: rand::random(),
+            cid_len: 8,
+        }
     }
 }
 
@@ -58,7 +88,17 @@ pub struct Endpoint {
     config: EndpointConfig,
     server: Option<Arc<ServerConfig>>,
     rng: Rng,
+    /// Stateless reset tokens of every connection ID we issue are derived from this key (RFC 9000 §10.3.2).
+    reset_key: ResetKey,
+    /// Stateless answers (Stateless Reset, Retry, INVALID_TOKEN close), rate-limited.
+    responder: Option<StatelessResponder<ResponseBucket>>,
+    /// The instant stateless tokens count time from (the first `now` seen).
+    epoch: Option<Instant>,
+    /// Client: NEW_TOKEN tokens received from servers, by server name, for later connections.
+    token_store: Arc<Mutex<LruTokenStore>>,
     routes: HashMap<ConnectionId, ConnectionHandle>,
+    /// Reset tokens connections accept, by peer address (a Stateless Reset carries a random connection ID).
+    reset_tokens: HashMap<SocketAddr, Vec<(ConnectionHandle, ResetToken)>>,
     cids_of: HashMap<ConnectionHandle, Vec<ConnectionId>>,
     next_handle: usize,
 }
@@ -67,6 +107,26 @@ impl Endpoint {
     /// An endpoint; with a server config it accepts connections.
     pub fn new(config: EndpointConfig, server: Option<Arc<ServerConfig>>) -> Self {
         let rng = Rng::new(config.seed);
+        Self::with_rng(config, server, rng)
+    }
+
+    /// An endpoint drawing its randomness from `rng` instead of `config.seed`: pass [`Rng::from_entropy`] for
+    /// 256-bit keys in production (the 64-bit seed of [`Endpoint::new`] bounds the key space to 2^64).
+    pub fn with_rng(config: EndpointConfig, server: Option<Arc<ServerConfig>>, mut rng: Rng) -> Self {
+        let reset_key = ResetKey::random(&mut |b| rng.fill(b));
+        let mut secret = [0u8; crate::proto::token::SECRET_LEN];
+        rng.fill(&mut secret);
+        let validator = TokenKey::new(&secret)
+            .map(|k| TokenValidator::new(k, TokenConfig::default()))
+            .ok();
+        let cid_len = config.cid_len.clamp(1, 20);
+        let responder = validator.map(|validator| StatelessResponder {
+            validator,
+            reset_key: reset_key.clone(),
+            limiter: ResponseBucket::new(STATELESS_BURST, STATELESS_PER_SECOND),
+            local_cid_len: cid_len,
+            max_reset_len: usize::from(MAX_RESET_LEN),
+        });
         Endpoint {
             config: EndpointConfig {
                 cid_len: config.cid_len.clamp(1, 20),
@@ -74,7 +134,12 @@ impl Endpoint {
             },
             server,
             rng,
+            reset_key,
+            responder,
+            epoch: None,
+            token_store: Arc::new(Mutex::new(LruTokenStore::default())),
             routes: HashMap::new(),
+            reset_tokens: HashMap::new(),
             cids_of: HashMap::new(),
             next_handle: 0,
         }
@@ -113,7 +178,7 @@ impl Endpoint {
         let local_cid = self.new_cid(self.config.cid_len);
         // RFC 9000 §7.2: "the client MUST use a Destination Connection ID ... unpredictable ... at least 8 bytes".
         let initial_dcid = self.new_cid(16);
-        let seed = self.rng.next_u64();
+        let seed = self.rng.fork_seed();
         let conn = Connection::client(
             config,
             server_name,
@@ -126,6 +191,17 @@ impl Endpoint {
                 local_cid,
                 remote_cid: initial_dcid,
                 orig_dcid: initial_dcid,
+                reset_key: self.reset_key.clone(),
+                tokens: Tokens::client(
+                    self.token_store
+                        .lock()
+                        .ok()
+                        .and_then(|mut s| s.take(server_name))
+                        .unwrap_or_default(),
+                    self.token_store.clone(),
+                    server_name,
+                ),
+                address_validated: true,
             },
         )?;
         let handle = self.register(vec![local_cid]);
@@ -155,6 +231,12 @@ impl Endpoint {
         let DecodedPacket::Protected(pd) = first else {
             return None;
         };
+        if let Some(h) = self.reset_route(remote, datagram) {
+            return Some(DatagramEvent::Known(h));
+        }
+        if pd.packet_type() == PacketType::OneRtt {
+            return self.stateless_reset(now, local, remote, datagram);
+        }
         if pd.packet_type() != PacketType::Initial {
             return None;
         }
@@ -164,13 +246,27 @@ impl Endpoint {
         if datagram.len() < MIN_INITIAL_DATAGRAM_SIZE {
             return None;
         }
-        // RFC 9000 §7.2: "This Destination Connection ID MUST be at least 8 bytes in length."
-        if dcid.len() < 8 {
-            return None;
-        }
+        let t = self.since_epoch(now);
+        // Token policy (RFC 9000 §8.1): Retry, INVALID_TOKEN close, or proceed; the validator also enforces
+        // RFC 9000 §7.2: "This Destination Connection ID MUST be at least 8 bytes in length." for Initials
+        // without a Retry token.
+        let validated = match self.responder.as_ref()?.decide(datagram, &pd, remote, t) {
+            InitialDecision::Proceed(v) => v,
+            InitialDecision::SendRetry => return self.send_retry(t, local, remote, &pd),
+            InitialDecision::Close { error, .. } => {
+                let mut out = Vec::new();
+                self.responder
+                    .as_mut()?
+                    .invalid_token_close(&pd, remote, &error, t, &mut out)
+                    .ok()?;
+                return Some(response(local, remote, out));
+            }
+            InitialDecision::Drop { .. } => return None,
+        };
+        let new_token = self.issue_new_token(remote, t);
         let remote_cid = pd.scid().copied().unwrap_or_default();
         let local_cid = self.new_cid(self.config.cid_len);
-        let seed = self.rng.next_u64();
+        let seed = self.rng.fork_seed();
         let mut conn = Connection::server(
             &server,
             NewConnection {
@@ -181,13 +277,118 @@ impl Endpoint {
                 remote,
                 local_cid,
                 remote_cid,
-                orig_dcid: dcid,
+                orig_dcid: validated.original_dcid,
+                reset_key: self.reset_key.clone(),
+                tokens: Tokens::server(dcid, validated.retry_scid, new_token),
+                address_validated: validated.address_validated,
             },
         )
         .ok()?;
         conn.handle_datagram(now, local, remote, ecn, datagram);
         let handle = self.register(vec![local_cid, dcid]);
         Some(DatagramEvent::NewConnection(handle, Box::new(conn)))
+    }
+
+    /// The connection a datagram from `remote` ending in one of its reset tokens belongs to (RFC 9000 §10.3.1).
+    fn reset_route(&self, remote: SocketAddr, datagram: &[u8]) -> Option<ConnectionHandle> {
+        let tail = crate::proto::packet::stateless_reset::trailing_token(datagram)?;
+        let mut found = None;
+        for (h, t) in self.reset_tokens.get(&remote)? {
+            if t.ct_eq(tail) && found.is_none() {
+                found = Some(*h);
+            }
+        }
+        found
+    }
+
+    /// Server: require (or stop requiring) a Retry round trip from clients whose address no token validates
+    /// (RFC 9000 §8.1.2), e.g. under load.
+    pub fn set_require_retry(&mut self, require: bool) {
+        if let Some(r) = self.responder.as_mut() {
+            r.validator.set_require_retry(require);
+        }
+    }
+
+    /// Client: how many NEW_TOKEN tokens are stored for later connections.
+    pub fn stored_tokens(&self) -> usize {
+        self.token_store.lock().map_or(0, |s| s.len())
+    }
+
+    fn nonce(&mut self) -> [u8; NONCE_LEN] {
+        let mut n = [0u8; NONCE_LEN];
+        self.rng.fill(&mut n);
+        n
+    }
+
+    /// A NEW_TOKEN token for the client at `remote`, sent once its connection is established.
+    fn issue_new_token(&mut self, remote: SocketAddr, t: Duration) -> Option<bytes::Bytes> {
+        let nonce = self.nonce();
+        let sealed = self
+            .responder
+            .as_ref()?
+            .validator
+            .issue_new_token(remote, nonce, t)
+            .ok()?;
+        Some(bytes::Bytes::copy_from_slice(sealed.as_slice()))
+    }
+
+    /// Answers a client Initial with a Retry (RFC 9000 §8.1.2) carrying a fresh token and a new, unpredictable
+    /// Source Connection ID.
+    fn send_retry(
+        &mut self,
+        t: Duration,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        pd: &crate::proto::packet::PartialDecode,
+    ) -> Option<DatagramEvent> {
+        let random = RetryRandom {
+            retry_scid: self.new_cid(self.config.cid_len),
+            nonce: self.nonce(),
+            unused: u8::try_from(self.rng.next_u64() & 0x0f).unwrap_or(0),
+        };
+        let mut out = Vec::new();
+        self.responder
+            .as_mut()?
+            .retry(pd, remote, &random, t, &mut out)
+            .ok()?;
+        Some(response(local, remote, out))
+    }
+
+    /// Seconds since the endpoint's epoch, the time base of its tokens and rate limiter.
+    fn since_epoch(&mut self, now: Instant) -> Duration {
+        let epoch = *self.epoch.get_or_insert(now);
+        now.saturating_duration_since(epoch)
+    }
+
+    /// Answers a short-header packet for a connection ID we do not know with a Stateless Reset (RFC 9000
+    /// §10.3), rate-limited. Never called for a routed connection ID.
+    fn stateless_reset(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        datagram: &[u8],
+    ) -> Option<DatagramEvent> {
+        let t = self.since_epoch(now);
+        let mut random = vec![0u8; usize::from(MAX_RESET_LEN) + 2];
+        self.rng.fill(&mut random);
+        let mut out = Vec::new();
+        self.responder
+            .as_mut()?
+            .stateless_reset(datagram, remote, &random, t, &mut out)
+            .ok()?;
+        let size = out.len();
+        Some(DatagramEvent::Response(
+            Transmit {
+                path: PathId(0),
+                local,
+                remote,
+                ecn: None,
+                size,
+                segment_size: None,
+            },
+            out,
+        ))
     }
 
     fn version_negotiation(&mut self, remote: SocketAddr, datagram: &[u8]) -> Option<DatagramEvent> {
@@ -227,6 +428,38 @@ impl Endpoint {
                 for c in self.cids_of.remove(&handle).unwrap_or_default() {
                     self.routes.remove(&c);
                 }
+                self.reset_tokens.retain(|_, v| {
+                    v.retain(|(h, _)| *h != handle);
+                    !v.is_empty()
+                });
+            }
+            EndpointEvent::ResetToken { remote, token } => {
+                if self.cids_of.contains_key(&handle) {
+                    let v = self.reset_tokens.entry(remote).or_default();
+                    if v.iter().filter(|(h, _)| *h == handle).count() >= MAX_TOKENS_PER_CONNECTION {
+                        if let Some(i) = v.iter().position(|(h, _)| *h == handle) {
+                            v.remove(i);
+                        }
+                    }
+                    v.push((handle, token));
+                }
+            }
+            EndpointEvent::NewCid(cid) => {
+                // A connection that already drained issues nothing more.
+                if let Some(cids) = self.cids_of.get_mut(&handle) {
+                    self.routes.insert(cid, handle);
+                    if !cids.contains(&cid) {
+                        cids.push(cid);
+                    }
+                }
+            }
+            EndpointEvent::RetiredCid(cid) => {
+                if self.routes.get(&cid) == Some(&handle) {
+                    self.routes.remove(&cid);
+                }
+                if let Some(cids) = self.cids_of.get_mut(&handle) {
+                    cids.retain(|c| *c != cid);
+                }
             }
         }
     }
@@ -235,4 +468,20 @@ impl Endpoint {
     pub fn connection_count(&self) -> usize {
         self.cids_of.len()
     }
+}
+
+/// A stateless response datagram.
+fn response(local: Option<SocketAddr>, remote: SocketAddr, out: Vec<u8>) -> DatagramEvent {
+    let size = out.len();
+    DatagramEvent::Response(
+        Transmit {
+            path: PathId(0),
+            local,
+            remote,
+            ecn: None,
+            size,
+            segment_size: None,
+        },
+        out,
+    )
 }

@@ -4,6 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
 use crate::proto::ack_tracker::AckConfig;
 use crate::proto::recovery::RecoveryConfig;
 use crate::proto::streams::StreamsConfig;
@@ -66,32 +69,43 @@ pub struct ServerConfig {
     pub transport: TransportConfig,
 }
 
-/// A small deterministic generator (SplitMix64): connection IDs, PATH_CHALLENGE data, padding choices.
+/// The connection's and endpoint's random generator: ChaCha20 (a CSPRNG), so connection IDs, stateless reset
+/// keys, token nonces and Retry source connection IDs are unpredictable to anyone who does not know the seed,
+/// while a fixed seed keeps tests reproducible.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(ChaCha20Rng);
 
 impl Rng {
-    /// A generator from `seed`.
+    /// A generator from a 64-bit `seed` (expanded by ChaCha20; use [`Rng::from_seed`] or [`Rng::from_entropy`]
+    /// for full-strength keys in production).
     pub fn new(seed: u64) -> Self {
-        Rng(seed)
+        Rng(ChaCha20Rng::seed_from_u64(seed))
+    }
+
+    /// A generator from a 256-bit seed.
+    pub fn from_seed(seed: [u8; 32]) -> Self {
+        Rng(ChaCha20Rng::from_seed(seed))
+    }
+
+    /// A generator seeded from the operating system's entropy source.
+    pub fn from_entropy() -> Self {
+        Rng(ChaCha20Rng::from_os_rng())
+    }
+
+    /// A 256-bit seed for a child generator (one per connection).
+    pub fn fork_seed(&mut self) -> [u8; 32] {
+        let mut s = [0u8; 32];
+        self.0.fill_bytes(&mut s);
+        s
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Fills `out` with random bytes.
     pub fn fill(&mut self, out: &mut [u8]) {
-        for chunk in out.chunks_mut(8) {
-            let v = self.next_u64().to_le_bytes();
-            for (o, b) in chunk.iter_mut().zip(v) {
-                *o = b;
-            }
-        }
+        self.0.fill_bytes(out);
     }
 }

@@ -34,6 +34,11 @@ pub enum ConnectionError {
     LocallyClosed,
     /// The peer sent a Stateless Reset (RFC 9000 §10.3).
     Reset,
+    /// The server supports none of our QUIC versions (it answered with Version Negotiation, RFC 9000 §6.2).
+    VersionMismatch {
+        /// The versions the server listed.
+        offered: Vec<u32>,
+    },
     /// The TLS handshake failed.
     HandshakeFailed(TransportError),
 }
@@ -60,4 +65,16 @@ pub enum Event {
 pub enum EndpointEvent {
     /// The connection finished draining: its connection IDs may be forgotten.
     Drained,
+    /// The connection issued a connection ID: route datagrams addressed to it to this connection.
+    NewCid(crate::proto::packet::ConnectionId),
+    /// A connection ID was retired: stop routing it.
+    RetiredCid(crate::proto::packet::ConnectionId),
+    /// The connection now accepts a Stateless Reset from `remote` ending in `token` (the token of a peer
+    /// connection ID it uses): route such datagrams to it even though their connection ID is unknown.
+    ResetToken {
+        /// The peer's address.
+        remote: std::net::SocketAddr,
+        /// The token.
+        token: crate::proto::packet::ResetToken,
+    },
 }

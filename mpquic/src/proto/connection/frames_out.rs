@@ -29,6 +29,12 @@ pub(super) enum FrameRecord {
     },
     /// HANDSHAKE_DONE.
     HandshakeDone,
+    /// NEW_CONNECTION_ID for one of our connection IDs.
+    NewCid { path: PathId, seq: u64 },
+    /// NEW_TOKEN.
+    NewToken,
+    /// RETIRE_CONNECTION_ID for one of the peer's connection IDs.
+    RetireCid { path: PathId, seq: u64 },
 }
 
 /// The records of one packet.
@@ -53,7 +59,11 @@ impl Connection {
                         }
                     }
                 },
-                FrameRecord::Crypto { .. } | FrameRecord::HandshakeDone => {}
+                FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_acked(path, seq),
+                FrameRecord::Crypto { .. }
+                | FrameRecord::HandshakeDone
+                | FrameRecord::NewCid { .. }
+                | FrameRecord::NewToken => {}
             }
         }
     }
@@ -70,6 +80,9 @@ impl Connection {
                     }
                 }
                 FrameRecord::HandshakeDone => self.handshake_done_pending = true,
+                FrameRecord::NewToken => self.on_new_token_lost(),
+                FrameRecord::NewCid { path, seq } => self.local_cids.on_lost(path, seq),
+                FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_lost(path, seq),
                 FrameRecord::Ack { .. } => {}
             }
         }

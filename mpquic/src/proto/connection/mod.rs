@@ -9,14 +9,20 @@
 //! Time (`now`) and randomness (the seed in the constructor) are inputs. Work is split by concern:
 //! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `recv` (datagram →
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
-//! (closing and draining) and `events`.
+//! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
+//! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data) and `ecn` (ECT(0)
+//! marking and validation).
 
+mod cids;
 mod close;
 mod config;
+mod ecn;
 mod events;
 mod frames_out;
 mod paths;
+mod probes;
 mod recv;
+mod retry;
 mod send;
 mod spaces;
 mod timers;
@@ -31,7 +37,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use config::{ClientConfig, Rng, ServerConfig, TransportConfig};
+pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
+pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
 use crate::proto::ack_tracker::{EcnCodepoint, SpaceKind};
@@ -44,6 +52,9 @@ use crate::proto::transport_params::{Side, TransportParameters};
 use crate::sched::Scheduler;
 
 use close::State;
+
+/// Our active_connection_id_limit: how many of the peer's connection IDs we store per path.
+const LOCAL_CID_LIMIT: u64 = 4;
 use paths::Path;
 use spaces::{CryptoStream, Space};
 
@@ -116,7 +127,16 @@ pub struct Connection {
     cc: Box<dyn CongestionController>,
     sched: Box<dyn Scheduler>,
     streams: Streams,
+    /// Our handshake Source Connection ID (long headers).
     local_cid: ConnectionId,
+    /// The connection IDs we issued.
+    local_cids: crate::proto::cid::LocalCids,
+    /// The connection IDs the peer issued.
+    remote_cids: crate::proto::cid::RemoteCids,
+    /// Path-ID bookkeeping (path 0 only until multipath is negotiated).
+    path_ids: crate::proto::cid::PathIds,
+    /// Reset tokens already reported to the endpoint.
+    announced_tokens: Vec<crate::proto::packet::ResetToken>,
     /// Client: the DCID of its first Initial; server: the DCID the client chose.
     orig_dcid: ConnectionId,
     #[allow(dead_code)] // multipath negotiation (issue 6)
@@ -143,6 +163,10 @@ pub struct Connection {
     last_now: Instant,
     /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
     raw_frames: Vec<Vec<u8>>,
+    /// Retry and address-validation tokens.
+    tokens: Tokens,
+    /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
+    raw_initial_frames: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -170,18 +194,27 @@ pub enum ConnectError {
     /// Key derivation failed.
     #[error("crypto: {0}")]
     Crypto(#[from] crate::proto::crypto::CryptoError),
+    /// The connection-ID configuration is unusable.
+    #[error("connection IDs: {0}")]
+    Cid(#[from] crate::proto::cid::CidConfigError),
 }
 
 /// Everything a new connection is built from.
 pub(crate) struct NewConnection {
     pub(crate) side: Side,
     pub(crate) config: TransportConfig,
-    pub(crate) seed: u64,
+    pub(crate) seed: [u8; 32],
     pub(crate) now: Instant,
     pub(crate) remote: SocketAddr,
     pub(crate) local_cid: ConnectionId,
     pub(crate) remote_cid: ConnectionId,
     pub(crate) orig_dcid: ConnectionId,
+    /// The endpoint's stateless reset key.
+    pub(crate) reset_key: crate::proto::cid::ResetKey,
+    /// Token and Retry state.
+    pub(crate) tokens: Tokens,
+    /// Whether the peer's address is already validated (client: always; server: by a token).
+    pub(crate) address_validated: bool,
 }
 
 impl Connection {
@@ -219,8 +252,12 @@ impl Connection {
             .max_datagram_frame_size
             .map(|v| VarInt::from_u64(v).unwrap_or(VarInt::MAX));
         p.initial_source_connection_id = Some(new.local_cid);
+        p.active_connection_id_limit = VarInt::from_u64(LOCAL_CID_LIMIT).unwrap_or(VarInt::MAX);
         if new.side == Side::Server {
             p.original_destination_connection_id = Some(new.orig_dcid);
+            // RFC 9000 §18.2: the server's stateless_reset_token goes with its handshake connection ID.
+            p.stateless_reset_token = Some(new.reset_key.token(&new.local_cid));
+            p.retry_source_connection_id = new.tokens.retry_scid;
         }
         p
     }
@@ -235,7 +272,10 @@ impl Connection {
             Side::Server => crate::proto::crypto::Side::Server,
         };
         let mut initial = Space::new(SpaceKind::Initial, new.config.ack);
-        initial.keys = Some(Keys::initial(&new.orig_dcid, crypto_side)?);
+        // RFC 9001 §5.2: Initial keys come from the Destination Connection ID of the client's first Initial
+        // (after a Retry: the Retry's Source Connection ID, which the client now uses).
+        let keys_dcid = new.tokens.initial_dcid.unwrap_or(new.orig_dcid);
+        initial.keys = Some(Keys::initial(&keys_dcid, crypto_side)?);
         let handshake = Space::new(SpaceKind::Handshake, new.config.ack);
         let mut cc = crate::cc::registry::build(&new.config.congestion_controller)
             .map_err(|e| ConnectError::Cc(e.to_string()))?;
@@ -251,13 +291,25 @@ impl Connection {
             new.side == Side::Server,
             mtu,
         );
+        let mut path = path;
+        if new.address_validated {
+            path.validated = true;
+        }
         let mut paths = BTreeMap::new();
         paths.insert(PathId(0), path);
         let streams = Streams::new(new.side, new.config.streams.clone());
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
+        let local_cids = crate::proto::cid::LocalCids::new(
+            new.local_cid.len(),
+            new.reset_key.clone(),
+            new.local_cid,
+            false,
+        )?;
+        let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
+        let path_ids = crate::proto::cid::PathIds::new(new.side, None);
         Ok(Connection {
             side: new.side,
-            rng: Rng::new(new.seed),
+            rng: Rng::from_seed(new.seed),
             state: State::Handshake,
             tls,
             spaces: [initial, handshake],
@@ -268,6 +320,10 @@ impl Connection {
             sched,
             streams,
             local_cid: new.local_cid,
+            local_cids,
+            remote_cids,
+            path_ids,
+            announced_tokens: Vec::new(),
             orig_dcid: new.orig_dcid,
             local_params,
             peer_params: None,
@@ -287,6 +343,8 @@ impl Connection {
             stats: ConnectionStats::default(),
             last_now: new.now,
             raw_frames: Vec::new(),
+            raw_initial_frames: Vec::new(),
+            tokens: new.tokens,
             config: new.config,
         })
     }
@@ -443,6 +501,18 @@ impl Connection {
         self.raw_frames.push(v);
     }
 
+    /// Test hook: sends these raw frame bytes in the next 1-RTT packet, to break RFC 9000 on purpose.
+    #[cfg(test)]
+    pub(crate) fn inject_raw_frame_for_test(&mut self, frame: Vec<u8>) {
+        self.raw_frames.push(frame);
+    }
+
+    /// Test hook: sends these raw frame bytes in the next Initial packet.
+    #[cfg(test)]
+    pub(crate) fn inject_initial_frame_for_test(&mut self, frame: Vec<u8>) {
+        self.raw_initial_frames.push(frame);
+    }
+
     /// The next received datagram.
     pub fn recv_datagram(&mut self) -> Option<Bytes> {
         self.datagrams_in.pop_front()
@@ -512,11 +582,19 @@ impl Connection {
                     &params,
                     &observed,
                     &self.orig_dcid,
-                    None,
+                    self.tokens.retry_scid.as_ref(),
                 )?,
             }
         }
         self.streams.set_peer_params(&params);
+        self.local_cids
+            .set_peer_params(params.active_connection_id_limit.into_inner(), false);
+        if self.side == Side::Client {
+            if let Some(t) = params.stateless_reset_token {
+                self.remote_cids.set_initial_reset_token(t);
+            }
+        }
+        self.announce_reset_tokens();
         let peer_idle = Duration::from_millis(params.max_idle_timeout.into_inner());
         // RFC 9000 §10.1: "each endpoint advertises a max_idle_timeout, but the effective value at an endpoint is
         // computed as the minimum of the two advertised values".

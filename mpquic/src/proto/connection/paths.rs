@@ -32,6 +32,11 @@ pub(super) struct Path {
     pub(super) status: PathStatus,
     /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path.
     pub(super) path_response: Option<[u8; 8]>,
+    /// Retransmittable frame records of unacknowledged ack-eliciting packets, by (space, packet number), for
+    /// PTO probes.
+    pub(super) unacked: std::collections::BTreeMap<(u8, u64), Records>,
+    /// ECN marking and validation.
+    pub(super) ecn: super::ecn::EcnPath,
 }
 
 impl Path {
@@ -58,6 +63,8 @@ impl Path {
             mtu,
             status: PathStatus::Available,
             path_response: None,
+            unacked: std::collections::BTreeMap::new(),
+            ecn: super::ecn::EcnPath::default(),
         }
     }
 

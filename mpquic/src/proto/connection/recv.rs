@@ -49,6 +49,13 @@ impl Connection {
             }
         }
         let _ = remote;
+        // RFC 9000 §10.3.1: "An endpoint detects a potential Stateless Reset using the trailing 16 bytes of the
+        // UDP datagram." Kept aside before in-place decryption touches the datagram.
+        let tail: Option<[u8; 16]> = (data.len() >= crate::proto::packet::MIN_STATELESS_RESET_SIZE)
+            .then(|| data.len() - 16)
+            .and_then(|start| data.get(start..))
+            .and_then(|t| <[u8; 16]>::try_from(t).ok());
+        let received_before = self.stats.packets_received;
         let mut offset = 0usize;
         while offset < data.len() {
             let Some(rest) = data.get_mut(offset..) else {
@@ -56,10 +63,15 @@ impl Connection {
             };
             let pd = match DecodedPacket::decode(rest, self.local_cid.len()) {
                 Ok(DecodedPacket::Protected(pd)) => pd,
-                Ok(other) => {
-                    // Version Negotiation and Retry are not acted on (no version other than 1, no Retry).
-                    offset += other.len().max(1);
-                    continue;
+                Ok(DecodedPacket::VersionNegotiation(vn)) => {
+                    self.on_version_negotiation(&vn);
+                    return;
+                }
+                Ok(DecodedPacket::Retry(r)) => {
+                    let len = r.len();
+                    let packet = rest.get(..len).map(<[u8]>::to_vec).unwrap_or_default();
+                    self.on_retry(&r, &packet);
+                    return;
                 }
                 Err(_) => break,
             };
@@ -76,6 +88,56 @@ impl Connection {
                 return;
             }
         }
+        if self.stats.packets_received == received_before {
+            self.check_stateless_reset(now, tail);
+        }
+    }
+
+    /// A Version Negotiation packet (client only). RFC 9000 §6.2: "A client that supports only this version of
+    /// QUIC MUST abandon the current connection attempt if it receives a Version Negotiation packet", except
+    /// when it already processed another packet or the packet lists the version it selected (then it is
+    /// discarded, `VersionNegotiation::client_disposition`).
+    fn on_version_negotiation(&mut self, vn: &crate::proto::packet::VersionNegotiation<'_>) {
+        if self.side != crate::proto::transport_params::Side::Client {
+            return;
+        }
+        let our_dcid = self.orig_dcid;
+        let disposition = vn.client_disposition(
+            crate::proto::packet::VERSION_1,
+            &our_dcid,
+            &self.local_cid,
+            self.stats.packets_received > 0,
+        );
+        match disposition {
+            crate::proto::packet::VnDisposition::Abandon => {
+                let offered = vn.versions().take(64).collect();
+                self.events
+                    .push_back(Event::ConnectionLost(ConnectionError::VersionMismatch {
+                        offered,
+                    }));
+                self.drain();
+            }
+            crate::proto::packet::VnDisposition::Discard(_) => self.stats.packets_dropped += 1,
+        }
+    }
+
+    /// A datagram none of whose packets could be processed may be a Stateless Reset: compare its trailing 16
+    /// bytes with the reset tokens of the peer's connection IDs we use. RFC 9000 §10.3.1: "If the last 16 bytes
+    /// of the datagram are identical in value to a stateless reset token, the endpoint MUST enter the draining
+    /// period and not send any further packets on this connection."
+    fn check_stateless_reset(&mut self, now: Instant, tail: Option<[u8; 16]>) {
+        let Some(tail) = tail else {
+            return;
+        };
+        // Datagrams shorter than the smallest Stateless Reset (21 bytes) have no `tail`; every token is compared
+        // in constant time.
+        let mut found = false;
+        for t in self.remote_cids.reset_tokens() {
+            found |= t.ct_eq(&tail);
+        }
+        if found {
+            self.on_peer_close(now, ConnectionError::Reset);
+        }
     }
 
     fn handle_packet(
@@ -90,8 +152,10 @@ impl Connection {
             self.on_packet_while_closing();
             return Ok(());
         }
-        let dcid_ok = *pd.dcid() == self.local_cid
-            || (self.side == crate::proto::transport_params::Side::Server && *pd.dcid() == self.orig_dcid);
+        let dcid = *pd.dcid();
+        let dcid_ok = self.local_cids.lookup(&dcid).is_some()
+            || (self.side == crate::proto::transport_params::Side::Server
+                && Some(*pd.dcid()) == self.tokens.initial_dcid);
         if !dcid_ok {
             self.stats.packets_dropped += 1;
             return Ok(());
@@ -135,6 +199,7 @@ impl Connection {
             if let (Some(scid), Some(p)) = (header.scid, self.paths.get_mut(&path_id)) {
                 if self.stats.packets_received == 1 {
                     p.remote_cid = scid;
+                    self.remote_cids.set_initial(scid);
                 }
             }
         }
@@ -163,7 +228,7 @@ impl Connection {
             let frame = frame?;
             frame.check_allowed_in(kind)?;
             ack_eliciting |= frame.is_ack_eliciting();
-            self.handle_frame(now, level, path_id, scid.as_ref(), frame, &payload)?;
+            self.handle_frame(now, level, path_id, scid.as_ref(), &dcid, frame, &payload)?;
             if self.state.is_closed() {
                 return Ok(());
             }
@@ -229,12 +294,14 @@ impl Connection {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn handle_frame(
         &mut self,
         now: Instant,
         level: Level,
         path_id: PathId,
         scid: Option<&crate::proto::packet::ConnectionId>,
+        dcid: &crate::proto::packet::ConnectionId,
         frame: Frame<'_>,
         payload: &Bytes,
     ) -> Result<(), TransportError> {
@@ -252,16 +319,21 @@ impl Connection {
                 if !data.is_empty() {
                     self.tls.read_handshake(&data).map_err(|e| e.error)?;
                     self.write_tls();
-                    self.on_peer_params(now, scid)?;
+                    // A resuming client's TLS reports the previous connection's parameters (remembered for
+                    // 0-RTT) until EncryptedExtensions arrives at the Handshake level: wait for those.
+                    if self.side == crate::proto::transport_params::Side::Server || level != Level::Initial {
+                        self.on_peer_params(now, scid)?;
+                    }
                     self.check_handshake_complete(now);
                 }
             }
-            Frame::NewToken(_) => {
+            Frame::NewToken(token) => {
                 // RFC 9000 §19.7: "Servers MUST treat receipt of a NEW_TOKEN frame as a connection error of type
                 // PROTOCOL_VIOLATION."
                 if self.side == crate::proto::transport_params::Side::Server {
                     return Err(TransportError::protocol_violation("NEW_TOKEN from a client").with_frame(ty));
                 }
+                self.on_new_token(payload.slice_ref(token));
             }
             Frame::Stream(s) => self.streams.on_stream_frame(&s, payload)?,
             Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
@@ -272,9 +344,8 @@ impl Connection {
             Frame::DataBlocked(v) => self.streams.on_data_blocked(v),
             Frame::StreamDataBlocked { id, limit } => self.streams.on_stream_data_blocked(id, limit)?,
             Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit),
-            Frame::NewConnectionId(_) | Frame::RetireConnectionId(_) => {
-                // Extra connection IDs are not used until migration and multipath paths exist (issue 6).
-            }
+            Frame::NewConnectionId(f) => self.on_new_cid_frame(&f)?,
+            Frame::RetireConnectionId(f) => self.on_retire_cid_frame(&f, dcid)?,
             Frame::PathChallenge(data) => {
                 if let Some(p) = self.paths.get_mut(&path_id) {
                     p.path_response = Some(data);
@@ -381,10 +452,20 @@ impl Connection {
             }
         }
         self.stats.packets_lost += outcome.lost.len() as u64;
+        self.ecn_on_lost(path_id, outcome.lost.len() as u64);
+        self.ecn_on_ack(
+            path_id,
+            space,
+            ack.ecn,
+            outcome.acked.len() as u64,
+            outcome.ecn_ce_increased,
+        );
         for r in outcome.acked {
+            self.forget_sent(path_id, space, r.pn);
             self.on_records_acked(r.frames);
         }
         for r in outcome.lost {
+            self.forget_sent(path_id, space, r.pn);
             self.on_records_lost(r.frames);
         }
         Ok(())
@@ -400,6 +481,7 @@ impl Connection {
             self.state = State::Established;
         }
         self.events.push_back(Event::HandshakeCompleted);
+        self.issue_cids();
         if self.side == crate::proto::transport_params::Side::Server {
             // RFC 9001 §4.1.2: "the TLS handshake is considered confirmed at the server when the handshake
             // completes. The server MUST send a HANDSHAKE_DONE frame as soon as the handshake is complete."
@@ -414,6 +496,7 @@ impl Connection {
             return;
         }
         self.handshake_confirmed = true;
+        self.queue_new_token();
         self.discard_initial(now);
         // RFC 9001 §4.9.2: "An endpoint MUST discard its Handshake keys when the TLS handshake is confirmed".
         if let Some(s) = self.spaces.get_mut(1) {
@@ -426,6 +509,10 @@ impl Connection {
             p.recovery.on_handshake_confirmed(now);
         }
         drop(dropped);
+        let ids: Vec<PathId> = self.paths.keys().copied().collect();
+        for id in ids {
+            self.forget_space(id, SpaceId::Handshake);
+        }
         if let Some(k) = self.one_rtt.as_mut() {
             k.set_handshake_confirmed();
         }
@@ -445,5 +532,6 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&PathId(0)) {
             drop(p.recovery.discard_space(now, SpaceId::Initial));
         }
+        self.forget_space(PathId(0), SpaceId::Initial);
     }
 }

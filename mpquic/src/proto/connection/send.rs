@@ -105,13 +105,15 @@ impl Connection {
         for (i, level) in levels.into_iter().enumerate() {
             let last = i + 1 == count;
             let pad_to = (needs_pad && last).then_some(MIN_INITIAL_DATAGRAM_SIZE);
+            let probe = self
+                .paths
+                .get(&path_id)
+                .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0)
+                || (self.anti_deadlock_probe && level != Level::OneRtt);
+            // RFC 9002 §6.2.4: probes may exceed the congestion window and should carry data.
             let allow = Allow {
-                data: level == Level::OneRtt && data_path,
-                probe: self
-                    .paths
-                    .get(&path_id)
-                    .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0)
-                    || (self.anti_deadlock_probe && level != Level::OneRtt),
+                data: level == Level::OneRtt && (data_path || probe),
+                probe,
             };
             if let Some(b) = self.build_packet(now, level, path_id, buf, max_size, pad_to, allow) {
                 ack_eliciting |= b.ack_eliciting;
@@ -150,7 +152,7 @@ impl Connection {
             path: path_id,
             local: path.local,
             remote: path.remote,
-            ecn: None,
+            ecn: path.ecn.codepoint(),
             size,
             segment_size: None,
         })
@@ -182,7 +184,8 @@ impl Connection {
                 Level::Initial => !has_hs,
                 Level::OneRtt => false,
             };
-        crypto || ack || probe || anti
+        let raw = level == Level::Initial && !self.raw_initial_frames.is_empty();
+        crypto || ack || probe || anti || raw
     }
 
     /// A path with an ACK due, a PATH_RESPONSE or a probe to send.
@@ -200,6 +203,9 @@ impl Connection {
                         && (self.handshake_done_pending
                             || !self.raw_frames.is_empty()
                             || self.streams.has_control_frames()
+                            || self.has_cid_frames()
+                            || self.has_new_token()
+                            || self.has_new_token()
                             || self.crypto.get(2).is_some_and(|c| c.has_pending())))
             })
             .map(|p| p.id)
@@ -242,6 +248,7 @@ impl Connection {
             && (self.handshake_done_pending
                 || !self.raw_frames.is_empty()
                 || self.streams.has_control_frames()
+                || self.has_cid_frames()
                 || self.crypto.get(2).is_some_and(|c| c.has_pending()));
         ack || probe || control || p.path_response.is_some() || data_path
     }
@@ -266,11 +273,16 @@ impl Connection {
         let pn = path.recovery.next_packet_number(space)?;
         let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
         let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
+        let token = if self.side == Side::Client {
+            self.initial_token()
+        } else {
+            bytes::Bytes::new()
+        };
         let header = match level {
             Level::Initial => OutgoingHeader::Initial {
                 dcid: &dcid,
                 scid: &scid,
-                token: &[],
+                token: &token,
             },
             Level::Handshake => OutgoingHeader::Handshake {
                 dcid: &dcid,
@@ -308,6 +320,12 @@ impl Connection {
                 let len = data.len() as u64;
                 frame.encode(buf);
                 records.push(FrameRecord::Crypto { level, offset, len });
+                ack_eliciting = true;
+            }
+        }
+        if level == Level::Initial {
+            for f in std::mem::take(&mut self.raw_initial_frames) {
+                buf.extend_from_slice(&f);
                 ack_eliciting = true;
             }
         }
@@ -420,6 +438,8 @@ impl Connection {
             records.push(FrameRecord::HandshakeDone);
             *ack_eliciting = true;
         }
+        self.write_cid_frames(buf, end, records, ack_eliciting);
+        self.write_new_token(buf, end, records, ack_eliciting);
         while let Some(f) = self.streams.poll_control_frame(end.saturating_sub(buf.len())) {
             f.encode(buf);
             records.push(FrameRecord::Control(f));
@@ -475,6 +495,9 @@ impl Connection {
         if sealed.is_err() {
             buf.truncate(start);
             return None;
+        }
+        if ack_eliciting {
+            self.remember_sent(path_id, space_of(level), pn, &records);
         }
         let app_limited = !self.streams.has_stream_data();
         let has_data = records.iter().any(|r| matches!(r, FrameRecord::Stream(_)));
@@ -576,11 +599,16 @@ impl Connection {
         let pn = path.recovery.next_packet_number(space)?;
         let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
         let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
+        let token = if self.side == Side::Client {
+            self.initial_token()
+        } else {
+            bytes::Bytes::new()
+        };
         let header = match level {
             Level::Initial => OutgoingHeader::Initial {
                 dcid: &dcid,
                 scid: &scid,
-                token: &[],
+                token: &token,
             },
             Level::Handshake => OutgoingHeader::Handshake {
                 dcid: &dcid,

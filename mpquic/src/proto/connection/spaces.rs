@@ -85,6 +85,12 @@ impl CryptoStream {
         self.data.get(start..end).map(|d| (offset, d))
     }
 
+    /// Sends everything again from offset 0 (the client after a Retry).
+    pub(super) fn restart(&mut self) {
+        self.sent = 0;
+        self.lost.clear();
+    }
+
     /// A CRYPTO frame we sent was lost: send its range again.
     pub(super) fn on_lost(&mut self, offset: u64, len: u64) {
         if len > 0 {

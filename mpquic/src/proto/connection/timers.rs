@@ -84,10 +84,13 @@ impl Connection {
                 continue;
             }
             match p.recovery.on_timeout(now, self.cc.as_mut()) {
-                TimeoutOutcome::NotDue | TimeoutOutcome::Probe { .. } => {}
-                TimeoutOutcome::Lost { lost, .. } => {
+                TimeoutOutcome::NotDue => {}
+                TimeoutOutcome::Probe { space, probes } => self.prepare_probe(id, space, probes),
+                TimeoutOutcome::Lost { lost, space, .. } => {
                     self.stats.packets_lost += lost.len() as u64;
+                    self.ecn_on_lost(id, lost.len() as u64);
                     for r in lost {
+                        self.forget_sent(id, space, r.pn);
                         self.on_records_lost(r.frames);
                     }
                 }

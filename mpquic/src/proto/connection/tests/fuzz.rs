@@ -10,8 +10,9 @@ use crate::proto::endpoint::DatagramEvent;
 
 proptest! {
     #[test]
-    fn random_bytes_into_endpoint_handle_never_panic(data in proptest::collection::vec(any::<u8>(), 0..1500), long in any::<bool>()) {
+    fn random_bytes_into_endpoint_handle_never_panic(data in proptest::collection::vec(any::<u8>(), 0..1500), long in any::<bool>(), retry in any::<bool>()) {
         let mut p = Pair::new(None, TransportConfig::default(), 20);
+        p.server.ep.set_require_retry(retry);
         let mut data = data;
         if long && data.len() > 6 {
             // Steer some inputs into the long-header path with version 1.
@@ -46,5 +47,24 @@ proptest! {
         p.server.conn().handle_datagram(now, None, addr(CLIENT), None, &mut d);
         let mut buf = Vec::new();
         let _ = p.server.conn().poll_transmit(now, &mut buf);
+    }
+
+    #[test]
+    fn random_retry_and_vn_like_packets_into_a_client_never_panic(data in proptest::collection::vec(any::<u8>(), 0..1300), vn in any::<bool>()) {
+        let mut p = Pair::new(None, TransportConfig::default(), 22);
+        let now = p.now;
+        let scid = p.client.conn().local_cid();
+        let mut d = data.clone();
+        // A long header addressed to the client: Retry (version 1, type 3) or Version Negotiation (version 0).
+        if d.len() > 15 {
+            d[0] = if vn { 0x80 } else { 0xf0 };
+            d[1..5].copy_from_slice(&(if vn { 0u32 } else { 1u32 }).to_be_bytes());
+            d[5] = 8;
+            d[6..14].copy_from_slice(scid.as_slice());
+            d[14] %= 21;
+        }
+        p.client.conn().handle_datagram(now, None, addr(SERVER), None, &mut d);
+        let mut buf = Vec::new();
+        let _ = p.client.conn().poll_transmit(now, &mut buf);
     }
 }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::proto::ack_tracker::EcnCodepoint;
 use crate::proto::connection::{ClientConfig, Connection, Event, Rng, ServerConfig, TransportConfig};
 use crate::proto::crypto::{CipherSuite, SelfSigned, TlsOptions, client_config, server_config};
 use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
@@ -57,6 +58,7 @@ struct InFlight {
     at: Instant,
     to_server: bool,
     data: Vec<u8>,
+    ecn: Option<EcnCodepoint>,
 }
 
 /// Two endpoints and the link between them.
@@ -69,6 +71,12 @@ pub struct Pair {
     rng: Rng,
     link: Vec<InFlight>,
     pub delivered: u64,
+    /// The network clears ECN codepoints.
+    pub bleach_ecn: bool,
+    /// The network marks every ECT packet Congestion Experienced.
+    pub ce_mark: bool,
+    /// The client configuration (trusts the server's certificate).
+    pub client_config: ClientConfig,
     pub dropped: u64,
 }
 
@@ -106,6 +114,9 @@ impl Pair {
             rng: Rng::new(seed.wrapping_mul(31).wrapping_add(7)),
             link: Vec::new(),
             delivered: 0,
+            bleach_ecn: false,
+            ce_mark: false,
+            client_config: cc,
             dropped: 0,
         }
     }
@@ -131,11 +142,11 @@ impl Pair {
             for conn in node.conns.values_mut() {
                 while let Some(t) = conn.poll_transmit(self.now, &mut buf) {
                     assert!(t.size <= 1200 || t.size == buf.len());
-                    out.push(buf[..t.size].to_vec());
+                    out.push((buf[..t.size].to_vec(), t.ecn));
                     assert!(out.len() < 100_000, "runaway sender");
                 }
             }
-            for data in out {
+            for (data, ecn) in out {
                 if self.lose() {
                     self.dropped += 1;
                     continue;
@@ -144,6 +155,13 @@ impl Pair {
                     at: self.now + self.delay,
                     to_server,
                     data,
+                    ecn: match ecn {
+                        _ if self.bleach_ecn => None,
+                        Some(EcnCodepoint::Ect0 | EcnCodepoint::Ect1) if self.ce_mark => {
+                            Some(EcnCodepoint::Ce)
+                        }
+                        other => other,
+                    },
                 });
             }
         }
@@ -153,6 +171,7 @@ impl Pair {
         let now = self.now;
         let (due, rest): (Vec<_>, Vec<_>) = self.link.drain(..).partition(|p| p.at <= now);
         self.link = rest;
+        let mut responses = Vec::new();
         for mut p in due {
             self.delivered += 1;
             let (node, from) = if p.to_server {
@@ -160,18 +179,27 @@ impl Pair {
             } else {
                 (&mut self.client, addr(SERVER))
             };
-            match node.ep.handle(now, Some(node.addr), from, None, &mut p.data) {
+            match node.ep.handle(now, Some(node.addr), from, p.ecn, &mut p.data) {
                 Some(DatagramEvent::Known(h)) => {
                     if let Some(c) = node.conns.get_mut(&h) {
-                        c.handle_datagram(now, Some(node.addr), from, None, &mut p.data);
+                        c.handle_datagram(now, Some(node.addr), from, p.ecn, &mut p.data);
                     }
                 }
                 Some(DatagramEvent::NewConnection(h, c)) => {
                     node.conns.insert(h, *c);
                 }
-                Some(DatagramEvent::Response(..)) | None => {}
+                Some(DatagramEvent::Response(t, data)) => {
+                    responses.push(InFlight {
+                        at: now + self.delay,
+                        to_server: !p.to_server,
+                        data: data[..t.size].to_vec(),
+                        ecn: t.ecn,
+                    });
+                }
+                None => {}
             }
         }
+        self.link.extend(responses);
     }
 
     fn collect_events(&mut self) {
@@ -233,6 +261,21 @@ impl Pair {
             }
         }
         false
+    }
+
+    /// Steps while there is work due before `now + d` (never jumps past it, so idle timers do not fire).
+    pub fn run_for(&mut self, d: Duration) {
+        let end = self.now + d;
+        for _ in 0..2_000_000 {
+            self.flush();
+            self.collect_events();
+            match self.next_time() {
+                Some(t) if t <= end => {}
+                _ => break,
+            }
+            self.step();
+        }
+        self.now = self.now.max(end);
     }
 
     pub fn handshake(&mut self) {

@@ -7,8 +7,15 @@
     clippy::panic
 )]
 
+mod cids;
 mod close;
+mod ecn;
 mod fuzz;
 mod handshake;
 mod harness;
+mod probes;
+mod random;
+mod reset;
+mod retry;
+mod rules;
 mod transfer;
