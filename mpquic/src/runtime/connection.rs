@@ -204,6 +204,7 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
     let max_segments = socket.max_gso_segments();
     let mut scratch = Vec::with_capacity(1500);
     let mut out = Outgoing::default();
+    let mut endpoint_events = Vec::new();
     loop {
         out.clear();
         let now = clock::now();
@@ -225,10 +226,21 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
             st.process_events();
             let mut drained = st.conn.is_drained();
             while let Some(ev) = st.conn.poll_endpoint_event() {
-                drained |= ev == EndpointEvent::Drained;
+                if ev == EndpointEvent::Drained {
+                    drained = true;
+                } else {
+                    // CID routes and reset tokens for the endpoint; applied after the connection lock is
+                    // released (lock order: endpoint, then connection).
+                    endpoint_events.push(ev);
+                }
             }
             (st.conn.poll_timeout(), drained, more)
         };
+        if !endpoint_events.is_empty() {
+            shared
+                .endpoint
+                .connection_events(shared.handle, endpoint_events.drain(..));
+        }
         for t in out.transmits() {
             if let Err(e) = socket.send(&t).await {
                 tracing::warn!(error = %e, "UDP send failed");

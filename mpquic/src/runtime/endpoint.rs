@@ -68,6 +68,18 @@ impl EndpointShared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Routing updates from a connection (new or retired CIDs, reset tokens) for the core endpoint.
+    pub(crate) fn connection_events(
+        &self,
+        handle: ConnectionHandle,
+        events: impl Iterator<Item = EndpointEvent>,
+    ) {
+        let mut st = self.lock();
+        for ev in events {
+            st.core.handle_event(handle, ev);
+        }
+    }
+
     /// A connection finished draining: forget it.
     pub(crate) fn connection_drained(&self, handle: ConnectionHandle) {
         let mut st = self.lock();
