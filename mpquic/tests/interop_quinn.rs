@@ -3,7 +3,8 @@
 //! Each scenario: handshake (ALPN "mpquic-test", a self-signed certificate trusted explicitly), a 10 MB
 //! echo on one bidirectional stream checked with SHA-256, three parallel streams of 2, 3 and 5 MB hashed by
 //! the server, 100 small echo streams, a datagram each way, and an application close whose code and reason
-//! the server must see. Every test is bounded by a timeout.
+//! the server must see. Every test is bounded by a timeout. Two more tests send 2 MB through a UDP relay that
+//! drops 2 % and 10 % of the datagrams in both directions, and check the data arrives intact.
 //!
 //! Logs: `RUST_LOG=mpquic=debug,quinn=debug cargo test -p mpquic --test interop_quinn -- --nocapture`.
 
@@ -496,6 +497,106 @@ async fn mpquic_uni_stream_reset_and_stop() {
         client.wait_idle().await;
         assert_eq!(server.open_connections(), 0);
         assert_eq!(client.open_connections(), 0);
+    })
+    .await;
+}
+
+// ----- random loss through a relay -----
+
+/// A UDP relay on loopback between one client and `server` that drops each datagram, in either direction, with
+/// probability `loss` (a seeded xorshift, so a failure can be replayed). Returns the address clients connect to.
+async fn lossy_relay(server: SocketAddr, loss: f64, seed: u64) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let front = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let back = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = front.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut state = seed | 1;
+        let mut lose = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 1_000_000) as f64 / 1e6 < loss
+        };
+        let mut client = None;
+        let (mut up, mut down) = (vec![0u8; 65_536], vec![0u8; 65_536]);
+        loop {
+            tokio::select! {
+                r = front.recv_from(&mut up) => {
+                    let Ok((n, from)) = r else { return };
+                    client = Some(from);
+                    if !lose() {
+                        let _ = back.send_to(&up[..n], server).await;
+                    }
+                }
+                r = back.recv_from(&mut down) => {
+                    let Ok((n, _)) = r else { return };
+                    if let (Some(c), false) = (client, lose()) {
+                        let _ = front.send_to(&down[..n], c).await;
+                    }
+                }
+            }
+        }
+    });
+    (addr, task)
+}
+
+/// 2 MB hashed by the server and a close, through the lossy relay.
+async fn lossy_client<C: TestConn>(conn: C) {
+    hashed(conn.clone(), pattern(2 * 1024 * 1024, 9)).await;
+    conn.close(CLOSE_CODE, CLOSE_REASON);
+}
+
+async fn lossy_mpquic_client_quinn_server(loss: f64) {
+    let c = certs();
+    let server = quinn_server(&c);
+    let (relay, task) = lossy_relay(server.local_addr().unwrap(), loss, 0x5eed).await;
+    let srv = tokio::spawn(async move {
+        let conn = server.accept().await.unwrap().await.unwrap();
+        serve(conn).await
+    });
+    let client = mp_client(&c);
+    let conn = client.connect(relay, "localhost").unwrap().await.unwrap();
+    lossy_client(conn.clone()).await;
+    assert_eq!(srv.await.unwrap(), expected_close());
+    tracing::info!(loss, stats = ?conn.stats(), "mpquic client vs quinn server through a lossy relay");
+    // ~1 800 data packets went up: at 2 % some were certainly dropped and repaired.
+    assert!(
+        conn.stats().packets_lost > 0,
+        "the relay dropped nothing: {:?}",
+        conn.stats()
+    );
+    task.abort();
+}
+
+async fn lossy_quinn_client_mpquic_server(loss: f64) {
+    let c = certs();
+    let server = mp_server(&c);
+    let (relay, task) = lossy_relay(server.local_addr(), loss, 0xfeed).await;
+    let srv = tokio::spawn(async move {
+        let conn = server.accept().await.unwrap().await.unwrap();
+        serve(conn).await
+    });
+    let client = quinn_client(&c);
+    let conn = client.connect(relay, "localhost").unwrap().await.unwrap();
+    lossy_client(conn).await;
+    assert_eq!(srv.await.unwrap(), expected_close());
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_percent_loss_both_directions_data_intact() {
+    bounded(async {
+        lossy_mpquic_client_quinn_server(0.02).await;
+        lossy_quinn_client_mpquic_server(0.02).await;
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_percent_loss_both_directions_data_intact() {
+    bounded(async {
+        lossy_mpquic_client_quinn_server(0.10).await;
+        lossy_quinn_client_mpquic_server(0.10).await;
     })
     .await;
 }
