@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mpquic::proto::crypto::{TlsOptions, client_config, server_config};
+use mpquic::proto::crypto::{CipherSuite, TlsOptions, client_config, server_config};
 use mpquic::runtime::{self as mp, TransportConfig, VarInt};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use sha2::{Digest, Sha256};
@@ -597,6 +597,83 @@ async fn ten_percent_loss_both_directions_data_intact() {
     bounded(async {
         lossy_mpquic_client_quinn_server(0.10).await;
         lossy_quinn_client_mpquic_server(0.10).await;
+    })
+    .await;
+}
+
+// ----- ChaCha20 only, and key updates initiated by mpquic -----
+
+fn chacha_only() -> TlsOptions {
+    TlsOptions {
+        alpn_protocols: vec![ALPN.to_vec()],
+        cipher_suites: vec![CipherSuite::ChaCha20Poly1305],
+    }
+}
+
+/// mpquic client offering only ChaCha20-Poly1305 (so a completed handshake proves it was chosen) and
+/// initiating a key update every 1000 packets, against a quinn server: 10 MB hashed, several key updates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chacha20_only_with_mpquic_key_updates_against_quinn_server() {
+    bounded(async {
+        let c = certs();
+        let server = quinn_server(&c);
+        let addr = server.local_addr().unwrap();
+        let srv = tokio::spawn(async move {
+            let conn = server.accept().await.unwrap().await.unwrap();
+            serve(conn).await
+        });
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(c.cert.clone()).unwrap();
+        let client = mp::Endpoint::client(loopback()).unwrap();
+        client.set_default_client_config(mp::ClientConfig {
+            tls: client_config(roots, &chacha_only()).unwrap(),
+            transport: TransportConfig {
+                key_update_interval: Some(1000),
+                ..TransportConfig::default()
+            },
+        });
+        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
+        hashed(conn.clone(), pattern(10 * 1024 * 1024, 5)).await;
+        // ~9 000 packets sent at one update per 1 000 (each waits for the previous one to be acknowledged).
+        assert!(conn.stats().key_updates >= 2, "{:?}", conn.stats());
+        conn.close(VarInt::from_u32(CLOSE_CODE), CLOSE_REASON);
+        assert_eq!(srv.await.unwrap(), expected_close());
+        client.wait_idle().await;
+    })
+    .await;
+}
+
+/// quinn client (offering every suite; quinn needs AES-128-GCM available for its Initial packets) against an
+/// mpquic server that accepts only ChaCha20-Poly1305, so the completed handshake proves ChaCha20 was chosen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chacha20_only_mpquic_server_against_quinn_client() {
+    bounded(async {
+        let c = certs();
+        let tls = server_config(
+            vec![c.cert.clone()],
+            PrivateKeyDer::Pkcs8(c.key.clone_key()),
+            &chacha_only(),
+        )
+        .unwrap();
+        let server = mp::Endpoint::server(
+            mp::ServerConfig {
+                tls,
+                transport: TransportConfig::default(),
+            },
+            loopback(),
+        )
+        .unwrap();
+        let addr = server.local_addr();
+        let srv = tokio::spawn(async move {
+            let conn = server.accept().await.unwrap().await.unwrap();
+            serve(conn).await
+        });
+        let client = quinn_client(&c);
+        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
+        hashed(conn.clone(), pattern(3 * 1024 * 1024, 6)).await;
+        conn.close(quinn::VarInt::from_u32(CLOSE_CODE), CLOSE_REASON);
+        assert_eq!(srv.await.unwrap(), expected_close());
+        client.wait_idle().await;
     })
     .await;
 }
