@@ -540,6 +540,23 @@ async fn lossy_relay(server: SocketAddr, loss: f64, seed: u64) -> (SocketAddr, t
     (addr, task)
 }
 
+/// Under loss the peer's single CONNECTION_CLOSE may be dropped (RFC 9000 §10.2: it is not retransmitted
+/// unless packets keep arriving), so the server sees either the application close or its idle timeout.
+fn assert_closed_or_idle(reason: &str) {
+    assert!(
+        reason == expected_close() || reason.contains("TimedOut"),
+        "unexpected end: {reason}"
+    );
+}
+
+/// The mpquic side of the lossy tests: a short idle timeout bounds the wait when the close is lost.
+fn lossy_transport() -> TransportConfig {
+    TransportConfig {
+        max_idle_timeout: Duration::from_secs(3),
+        ..TransportConfig::default()
+    }
+}
+
 /// 2 MB hashed by the server and a close, through the lossy relay.
 async fn lossy_client<C: TestConn>(conn: C) {
     hashed(conn.clone(), pattern(2 * 1024 * 1024, 9)).await;
@@ -554,10 +571,14 @@ async fn lossy_mpquic_client_quinn_server(loss: f64) {
         let conn = server.accept().await.unwrap().await.unwrap();
         serve(conn).await
     });
-    let client = mp_client(&c);
+    let client = mp::Endpoint::client(loopback()).unwrap();
+    client.set_default_client_config(mp::ClientConfig {
+        tls: rustls_client(&c),
+        transport: lossy_transport(),
+    });
     let conn = client.connect(relay, "localhost").unwrap().await.unwrap();
     lossy_client(conn.clone()).await;
-    assert_eq!(srv.await.unwrap(), expected_close());
+    assert_closed_or_idle(&srv.await.unwrap());
     tracing::info!(loss, stats = ?conn.stats(), "mpquic client vs quinn server through a lossy relay");
     // ~1 800 data packets went up: at 2 % some were certainly dropped and repaired.
     assert!(
@@ -570,7 +591,14 @@ async fn lossy_mpquic_client_quinn_server(loss: f64) {
 
 async fn lossy_quinn_client_mpquic_server(loss: f64) {
     let c = certs();
-    let server = mp_server(&c);
+    let server = mp::Endpoint::server(
+        mp::ServerConfig {
+            tls: rustls_server(&c),
+            transport: lossy_transport(),
+        },
+        loopback(),
+    )
+    .unwrap();
     let (relay, task) = lossy_relay(server.local_addr(), loss, 0xfeed).await;
     let srv = tokio::spawn(async move {
         let conn = server.accept().await.unwrap().await.unwrap();
@@ -579,7 +607,7 @@ async fn lossy_quinn_client_mpquic_server(loss: f64) {
     let client = quinn_client(&c);
     let conn = client.connect(relay, "localhost").unwrap().await.unwrap();
     lossy_client(conn).await;
-    assert_eq!(srv.await.unwrap(), expected_close());
+    assert_closed_or_idle(&srv.await.unwrap());
     task.abort();
 }
 
