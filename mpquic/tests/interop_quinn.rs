@@ -705,3 +705,58 @@ async fn chacha20_only_mpquic_server_against_quinn_client() {
     })
     .await;
 }
+
+// ----- Retry -----
+
+/// quinn client against an mpquic server that requires a Retry: the handshake can only complete if quinn accepted
+/// our Retry (integrity tag, new connection ID) and echoed the token, which the server then validated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_required_by_mpquic_server_quinn_client() {
+    bounded(async {
+        let c = certs();
+        let server = mp_server(&c);
+        server.set_require_retry(true);
+        let addr = server.local_addr();
+        let srv = tokio::spawn(async move {
+            let conn = server.accept().await.unwrap().await.unwrap();
+            serve(conn).await
+        });
+        let client = quinn_client(&c);
+        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
+        hashed(conn.clone(), pattern(1024 * 1024, 4)).await;
+        conn.close(quinn::VarInt::from_u32(CLOSE_CODE), CLOSE_REASON);
+        assert_eq!(srv.await.unwrap(), expected_close());
+        client.wait_idle().await;
+    })
+    .await;
+}
+
+/// mpquic client against a quinn server that answers the first Initial with a Retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_sent_by_quinn_server_mpquic_client() {
+    bounded(async {
+        let c = certs();
+        let server = quinn_server(&c);
+        let addr = server.local_addr().unwrap();
+        let srv = tokio::spawn(async move {
+            let first = server.accept().await.unwrap();
+            assert!(!first.remote_address_validated());
+            first.retry().unwrap();
+            let second = server.accept().await.unwrap();
+            assert!(
+                second.remote_address_validated(),
+                "the retried Initial carries quinn's token"
+            );
+            let conn = second.await.unwrap();
+            serve(conn).await
+        });
+        let client = mp_client(&c);
+        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
+        assert!(conn.retried());
+        hashed(conn.clone(), pattern(1024 * 1024, 3)).await;
+        conn.close(VarInt::from_u32(CLOSE_CODE), CLOSE_REASON);
+        assert_eq!(srv.await.unwrap(), expected_close());
+        client.wait_idle().await;
+    })
+    .await;
+}

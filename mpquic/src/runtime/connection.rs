@@ -492,6 +492,11 @@ impl Connection {
         self.inner.lock().error.clone()
     }
 
+    /// Client: whether the server made this connection prove its address with a Retry.
+    pub fn retried(&self) -> bool {
+        self.inner.lock().conn.retried()
+    }
+
     /// Counters.
     pub fn stats(&self) -> ConnectionStats {
         self.inner.lock().conn.stats()

@@ -162,6 +162,11 @@ impl Endpoint {
         self.shared.socket.local_addr()
     }
 
+    /// Server: whether every client must first prove its address with a Retry round trip (RFC 9000 §8.1.2).
+    pub fn set_require_retry(&self, require: bool) {
+        self.shared.lock().core.set_require_retry(require);
+    }
+
     /// Sets the configuration [`Endpoint::connect`] uses.
     pub fn set_default_client_config(&self, config: ClientConfig) {
         self.shared.lock().default_client = Some(config);
