@@ -7,7 +7,61 @@
 //! - [`proto`]: the sans-IO core (codec, packets, crypto, streams, recovery, and the
 //!   [`Connection`](proto::connection::Connection) and [`Endpoint`](proto::endpoint::Endpoint) that tie them
 //!   together); no sockets, no clocks.
-//! - [`runtime`]: runs the core on tokio over UDP, with an API close to quinn's (see its example).
+//! - [`runtime`]: runs the core on tokio over UDP, with an API close to quinn's.
+//!
+//! ## Example: a client and a server over loopback
+//! The server echoes every bidirectional stream; the client sends "hello" and reads it back.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use mpquic::proto::connection::{ClientConfig, ServerConfig, TransportConfig};
+//! use mpquic::proto::crypto::{client_config, server_config, TlsOptions};
+//! use mpquic::proto::VarInt;
+//! use mpquic::runtime::Endpoint;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // A self-signed certificate, trusted explicitly by the client.
+//! let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+//! let cert_der = cert.cert.der().clone();
+//! let key = rustls::pki_types::PrivatePkcs8KeyDer::from(cert.signing_key.serialize_der());
+//! let options = TlsOptions::with_alpn(b"example");
+//! let server_tls = server_config(vec![cert_der.clone()], key.into(), &options)?;
+//! let mut roots = rustls::RootCertStore::empty();
+//! roots.add(cert_der)?;
+//! let client_tls = client_config(roots, &options)?;
+//!
+//! let server = Endpoint::server(
+//!     ServerConfig { tls: server_tls, transport: TransportConfig::default() },
+//!     "127.0.0.1:0".parse()?,
+//! )?;
+//! let server_addr = server.local_addr();
+//! tokio::spawn(async move {
+//!     while let Some(connecting) = server.accept().await {
+//!         let Ok(conn) = connecting.await else { continue };
+//!         // Echo every bidirectional stream.
+//!         while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+//!             let _ = tokio::io::copy(&mut recv, &mut send).await;
+//!             let _ = send.finish();
+//!         }
+//!     }
+//! });
+//!
+//! let client = Endpoint::client("127.0.0.1:0".parse()?)?;
+//! client.set_default_client_config(ClientConfig { tls: client_tls, transport: TransportConfig::default() });
+//! let conn = client.connect(server_addr, "localhost")?.await?;
+//! let (mut send, mut recv) = conn.open_bi().await?;
+//! send.write_all(b"hello").await?;
+//! send.finish()?;
+//! let echoed = recv.read_to_end(1024).await?;
+//! assert_eq!(echoed, b"hello");
+//! conn.close(VarInt::from_u32(0), b"done");
+//! client.wait_idle().await;
+//! # Ok(())
+//! # }
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! #     tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(run())
+//! # }
+//! ```
 
 pub mod proto;
 pub mod runtime;

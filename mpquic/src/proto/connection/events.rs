@@ -8,11 +8,16 @@ use crate::proto::error::{TransportError, TransportErrorCode};
 use crate::proto::streams::StreamEvent;
 
 /// Why a connection ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectionError {
     /// We detected a protocol error and closed the connection with it.
+    #[error("closed by us: {0}")]
     TransportError(TransportError),
     /// The peer closed the connection with a transport-level CONNECTION_CLOSE (type 0x1c).
+    #[error(
+        "closed by the peer: {code} (frame type {frame_type:#x}): {}",
+        String::from_utf8_lossy(reason)
+    )]
     ConnectionClosed {
         /// The peer's error code.
         code: TransportErrorCode,
@@ -22,6 +27,10 @@ pub enum ConnectionError {
         reason: Bytes,
     },
     /// The peer closed the connection with an application CONNECTION_CLOSE (type 0x1d).
+    #[error(
+        "closed by the peer's application: code {code}: {}",
+        String::from_utf8_lossy(reason)
+    )]
     ApplicationClosed {
         /// The application error code.
         code: VarInt,
@@ -29,17 +38,22 @@ pub enum ConnectionError {
         reason: Bytes,
     },
     /// The idle timeout expired (RFC 9000 §10.1).
+    #[error("idle timeout")]
     TimedOut,
     /// The application closed the connection locally.
+    #[error("closed locally")]
     LocallyClosed,
     /// The peer sent a Stateless Reset (RFC 9000 §10.3).
+    #[error("stateless reset by the peer")]
     Reset,
     /// The server supports none of our QUIC versions (it answered with Version Negotiation, RFC 9000 §6.2).
+    #[error("no common QUIC version (server offers {offered:x?})")]
     VersionMismatch {
         /// The versions the server listed.
         offered: Vec<u32>,
     },
     /// The TLS handshake failed.
+    #[error("handshake failed: {0}")]
     HandshakeFailed(TransportError),
 }
 
