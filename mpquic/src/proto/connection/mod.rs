@@ -58,6 +58,41 @@ const LOCAL_CID_LIMIT: u64 = 4;
 use paths::Path;
 use spaces::{CryptoStream, Space};
 
+/// Statistics of one path ([`Connection::path_stats`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStats {
+    /// The path.
+    pub path: PathId,
+    /// The peer's address on this path.
+    pub remote: SocketAddr,
+    /// Whether the peer's address is validated (RFC 9000 §8.1).
+    pub validated: bool,
+    /// Whether the path has backup status.
+    pub backup: bool,
+    /// Maximum UDP payload sent on the path.
+    pub mtu: u16,
+    /// Congestion window in bytes.
+    pub cwnd: u64,
+    /// Bytes in flight.
+    pub bytes_in_flight: u64,
+    /// Pacing rate in bytes per second, if the controller paces.
+    pub pacing_rate: Option<u64>,
+    /// Smoothed RTT (RFC 9002 §5.3).
+    pub srtt: Duration,
+    /// RTT variation.
+    pub rttvar: Duration,
+    /// Minimum RTT.
+    pub min_rtt: Duration,
+    /// Latest RTT sample.
+    pub latest_rtt: Duration,
+    /// UDP payload bytes sent on the path.
+    pub bytes_sent: u64,
+    /// UDP payload bytes received on the path.
+    pub bytes_received: u64,
+    /// The congestion controller's view of the path (window, threshold, state, algorithm variables).
+    pub cc: Option<mpquic_cc::CcMetrics>,
+}
+
 /// One datagram to send, written into the caller's buffer by [`Connection::poll_transmit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transmit {
@@ -389,6 +424,35 @@ impl Connection {
     /// The smoothed RTT of a path.
     pub fn rtt(&self, path: PathId) -> Option<Duration> {
         self.paths.get(&path).map(|p| p.recovery.rtt().smoothed())
+    }
+
+    /// The paths of the connection, in path-ID order.
+    pub fn paths(&self) -> Vec<PathId> {
+        self.paths.keys().copied().collect()
+    }
+
+    /// Statistics of one path: its window and bytes in flight, RTT estimates, traffic counters and the
+    /// congestion controller's internal variables (`None` for an unknown path).
+    pub fn path_stats(&self, path: PathId) -> Option<PathStats> {
+        let p = self.paths.get(&path)?;
+        let rtt = p.recovery.rtt();
+        Some(PathStats {
+            path,
+            remote: p.remote,
+            validated: p.validated,
+            backup: p.status == crate::sched::PathStatus::Backup,
+            mtu: p.mtu,
+            cwnd: self.cc.window(path),
+            bytes_in_flight: p.recovery.bytes_in_flight(),
+            pacing_rate: self.cc.pacing_rate(path),
+            srtt: rtt.smoothed(),
+            rttvar: rtt.var(),
+            min_rtt: rtt.min(),
+            latest_rtt: rtt.latest(),
+            bytes_sent: p.bytes_sent,
+            bytes_received: p.bytes_received,
+            cc: self.cc.metrics(path),
+        })
     }
 
     /// The next application event.

@@ -52,3 +52,24 @@ fn handshake_survives_loss() {
         p.handshake();
     }
 }
+
+#[test]
+fn path_stats_report_the_handshake_path() {
+    let mut p = Pair::new(None, TransportConfig::default(), 7);
+    p.handshake();
+    let conn = p.client.conn();
+    assert_eq!(conn.paths(), vec![crate::cc::PathId(0)]);
+    assert!(conn.path_stats(crate::cc::PathId(1)).is_none());
+    let s = conn.path_stats(crate::cc::PathId(0)).unwrap();
+    assert!(s.validated && !s.backup);
+    let cc = s.cc.clone().unwrap();
+    assert_eq!(s.cwnd, cc.cwnd);
+    assert!(s.cwnd >= 2 * 1200, "{s:?}");
+    // The harness link delays every datagram 10 ms each way: the smallest RTT sample is 20 ms plus the peer's
+    // ACK delay (at most max_ack_delay, 25 ms).
+    assert!(
+        s.min_rtt >= Duration::from_millis(20) && s.min_rtt <= Duration::from_millis(45),
+        "{s:?}"
+    );
+    assert!(s.bytes_sent > 0 && s.bytes_received > 0);
+}
