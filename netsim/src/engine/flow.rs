@@ -433,19 +433,30 @@ impl Flow {
 
     /// The state of path `path` for the recorder (`None` unless it is the first path of an active flow).
     ///
-    /// Reported: smoothed RTT (`Connection::rtt`) and delivered bytes. Not exposed by the connection yet,
-    /// reported as 0: congestion window, bytes in flight, controller metrics.
+    /// The sender's view of the path ([`Connection::path_stats`]): window, smoothed RTT, bytes in flight and
+    /// the controller's own variables (`ssthresh` and the algorithm's named extras), plus delivered bytes.
     pub fn path_sample(&self, path: usize) -> Option<PathSample> {
         if path != 0 || !self.is_active() {
             return None;
         }
         let (_, c) = self.client.as_ref()?;
+        let stats = c.path_stats(PathId(0))?;
+        let mut cc = Vec::new();
+        if let Some(m) = &stats.cc {
+            if let Some(ssthresh) = m.ssthresh {
+                cc.push(("ssthresh".to_owned(), ssthresh as f64));
+            }
+            if let Some(rate) = m.pacing_rate {
+                cc.push(("pacing_rate".to_owned(), rate as f64));
+            }
+            cc.extend(m.extras.iter().map(|e| (e.name.to_owned(), e.value)));
+        }
         Some(PathSample {
-            cwnd: 0,
-            srtt: c.rtt(PathId(0)).unwrap_or_default(),
-            bytes_in_flight: 0,
+            cwnd: stats.cwnd,
+            srtt: stats.srtt,
+            bytes_in_flight: stats.bytes_in_flight,
             delivered_bytes: self.delivered,
-            cc: Vec::new(),
+            cc,
         })
     }
 }

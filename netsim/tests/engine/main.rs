@@ -152,6 +152,19 @@ fn queueing_delay_on_a_saturated_drop_tail_link_is_queue_over_rate() {
     );
     // Samples after the start are never below the base RTT.
     assert!(srtt.iter().skip(2).all(|&r| r >= base - 1e-4), "{srtt:?}");
+
+    // The sender's window, as sampled from the connection: NewReno fills pipe + queue before its first loss,
+    // (BDP 25 000 B + 50 packets of 1 200 B) ≈ 85 000 B of UDP payload (slow start overshoots it before the
+    // loss is detected, hence the wide upper bound), then halves; ssthresh appears after the first loss.
+    let samples = &out.series[0].samples;
+    let max_cwnd = samples.iter().map(|x| x.cwnd).max().unwrap();
+    let pipe_and_queue = (rate as f64 / 8.0 * base) + packets as f64 * 1200.0;
+    assert!(
+        (max_cwnd as f64) > 0.8 * pipe_and_queue && (max_cwnd as f64) < 2.5 * pipe_and_queue,
+        "max cwnd {max_cwnd} B vs pipe + queue {pipe_and_queue} B"
+    );
+    assert!(samples.iter().any(|x| x.bytes_in_flight > 0));
+    assert!(samples.iter().any(|x| x.cc.iter().any(|(k, _)| k == "ssthresh")));
 }
 
 /// Two NewReno flows with equal RTTs share one bottleneck fairly.
