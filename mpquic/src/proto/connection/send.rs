@@ -267,33 +267,9 @@ impl Connection {
     ) -> Option<Built> {
         let start = buf.len();
         let space = space_of(level);
-        let path = self.paths.get(&path_id)?;
-        let dcid = path.remote_cid;
-        let scid = self.local_cid;
-        let pn = path.recovery.next_packet_number(space)?;
-        let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
-        let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
-        let token = if self.side == Side::Client {
-            self.initial_token()
-        } else {
-            bytes::Bytes::new()
-        };
-        let header = match level {
-            Level::Initial => OutgoingHeader::Initial {
-                dcid: &dcid,
-                scid: &scid,
-                token: &token,
-            },
-            Level::Handshake => OutgoingHeader::Handshake {
-                dcid: &dcid,
-                scid: &scid,
-            },
-            Level::OneRtt => OutgoingHeader::Short {
-                dcid: &dcid,
-                spin: false,
-                key_phase,
-            },
-        };
+        let parts = self.header_parts(level, space, path_id)?;
+        let (pn, pn_len) = (parts.pn, parts.pn_len);
+        let header = parts.header(level);
         if start + header.encoded_len(pn_len) + TAG_LEN + 8 > max_size {
             return None;
         }
@@ -593,33 +569,9 @@ impl Connection {
     ) -> Option<()> {
         let start = buf.len();
         let space = space_of(level);
-        let path = self.paths.get(&path_id)?;
-        let dcid = path.remote_cid;
-        let scid = self.local_cid;
-        let pn = path.recovery.next_packet_number(space)?;
-        let pn_len = packet_number::encoded_len(pn, path.recovery.largest_acked(space));
-        let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase());
-        let token = if self.side == Side::Client {
-            self.initial_token()
-        } else {
-            bytes::Bytes::new()
-        };
-        let header = match level {
-            Level::Initial => OutgoingHeader::Initial {
-                dcid: &dcid,
-                scid: &scid,
-                token: &token,
-            },
-            Level::Handshake => OutgoingHeader::Handshake {
-                dcid: &dcid,
-                scid: &scid,
-            },
-            Level::OneRtt => OutgoingHeader::Short {
-                dcid: &dcid,
-                spin: false,
-                key_phase,
-            },
-        };
+        let parts = self.header_parts(level, space, path_id)?;
+        let (pn, pn_len) = (parts.pn, parts.pn_len);
+        let header = parts.header(level);
         let pe = header.encode(pn, pn_len, buf);
         let room = max_size.saturating_sub(buf.len() + TAG_LEN + 16);
         match frame {
@@ -658,5 +610,58 @@ impl Connection {
             }
         }
         self.seal_packet(now, level, path_id, pn, pe, start, buf, pad_to, false, Vec::new())
+    }
+}
+
+/// What the header of the next packet needs, owned so that [`OutgoingHeader`] can borrow it.
+struct HeaderParts {
+    dcid: crate::proto::packet::ConnectionId,
+    scid: crate::proto::packet::ConnectionId,
+    token: bytes::Bytes,
+    pn: u64,
+    pn_len: usize,
+    key_phase: bool,
+}
+
+impl HeaderParts {
+    /// The header of a packet at `level`.
+    fn header(&self, level: Level) -> OutgoingHeader<'_> {
+        match level {
+            Level::Initial => OutgoingHeader::Initial {
+                dcid: &self.dcid,
+                scid: &self.scid,
+                token: &self.token,
+            },
+            Level::Handshake => OutgoingHeader::Handshake {
+                dcid: &self.dcid,
+                scid: &self.scid,
+            },
+            Level::OneRtt => OutgoingHeader::Short {
+                dcid: &self.dcid,
+                spin: false,
+                key_phase: self.key_phase,
+            },
+        }
+    }
+}
+
+impl Connection {
+    /// Connection IDs, token, next packet number (RFC 9000 §17.1 length) and key phase for the next packet of
+    /// `space` on `path_id` (`None` for an unknown path or an exhausted packet-number space).
+    fn header_parts(&self, level: Level, space: SpaceId, path_id: PathId) -> Option<HeaderParts> {
+        let path = self.paths.get(&path_id)?;
+        let pn = path.recovery.next_packet_number(space)?;
+        Some(HeaderParts {
+            dcid: path.remote_cid,
+            scid: self.local_cid,
+            token: if self.side == Side::Client && level == Level::Initial {
+                self.initial_token()
+            } else {
+                bytes::Bytes::new()
+            },
+            pn,
+            pn_len: packet_number::encoded_len(pn, path.recovery.largest_acked(space)),
+            key_phase: self.one_rtt.as_ref().is_some_and(|k| k.key_phase()),
+        })
     }
 }
