@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 use super::control::PerStream;
 use super::id::{MAX_STREAM_INDEX_COUNT, StreamId, dir_index};
-use super::recv::{RecvStream, flow_control_error};
+use super::recv::{Received, RecvStream, flow_control_error};
 use super::send::SendStream;
 use super::{StreamEvent, Streams};
 use crate::proto::coding::VarInt;
@@ -166,24 +166,7 @@ impl Streams {
             return Ok(());
         };
         let r = rs.on_data(offset, data, fin).map_err(|e| e.with_frame(ty.0))?;
-        let notify = r.readable && !rs.readable_notified;
-        if notify {
-            rs.readable_notified = true;
-        }
-        let settled = rs.stopped_and_settled();
-        // RFC 9000 §4.1: "A receiver MUST close the connection with an error of type FLOW_CONTROL_ERROR if the
-        // sender violates the advertised connection or stream data limits".
-        self.conn_recv
-            .receive_more(r.grew)
-            .map_err(|_| flow_control_error("stream data beyond MAX_DATA").with_frame(ty.0))?;
-        self.release_conn(r.discarded, None);
-        if notify {
-            self.events.push_back(StreamEvent::Readable { id });
-        }
-        if settled {
-            self.remove_recv(id);
-        }
-        Ok(())
+        self.after_recv_input(id, r, ty, "stream data beyond MAX_DATA")
     }
 
     /// A RESET_STREAM frame (RFC 9000 §19.4).
@@ -201,16 +184,34 @@ impl Streams {
         let r = rs
             .on_reset(frame.error_code, frame.final_size.into_inner())
             .map_err(|e| e.with_frame(ty.0))?;
+        self.after_recv_input(id, r, ty, "final size beyond MAX_DATA")
+    }
+
+    /// The common end of STREAM and RESET_STREAM processing: charge the connection-level flow controller,
+    /// release discarded credit, raise `Readable` once, and drop a stream that is stopped and settled.
+    ///
+    /// RFC 9000 §4.1: "A receiver MUST close the connection with an error of type FLOW_CONTROL_ERROR if the
+    /// sender violates the advertised connection or stream data limits"; §4.5: "The receiver MUST use the
+    /// final size of the stream to account for all bytes sent on the stream in its connection-level flow
+    /// controller."
+    fn after_recv_input(
+        &mut self,
+        id: StreamId,
+        r: Received,
+        ty: FrameType,
+        over_limit: &'static str,
+    ) -> Result<(), TransportError> {
+        let Some(rs) = self.recv.get_mut(&id) else {
+            return Ok(());
+        };
         let notify = r.readable && !rs.readable_notified;
         if notify {
             rs.readable_notified = true;
         }
         let settled = rs.stopped_and_settled();
-        // RFC 9000 §4.5: "The receiver MUST use the final size of the stream to account for all bytes sent on
-        // the stream in its connection-level flow controller."
         self.conn_recv
             .receive_more(r.grew)
-            .map_err(|_| flow_control_error("final size beyond MAX_DATA").with_frame(ty.0))?;
+            .map_err(|_| flow_control_error(over_limit).with_frame(ty.0))?;
         self.release_conn(r.discarded, None);
         if notify {
             self.events.push_back(StreamEvent::Readable { id });
