@@ -33,6 +33,9 @@ pub struct TransportConfig {
     pub key_update_interval: Option<u64>,
     /// Maximum UDP payload we send.
     pub max_udp_payload: u16,
+    /// Send the disable_active_migration transport parameter (RFC 9000 §18.2): the peer must not migrate
+    /// actively (NAT rebinding is still handled).
+    pub disable_active_migration: bool,
 }
 
 impl Default for TransportConfig {
@@ -47,6 +50,7 @@ impl Default for TransportConfig {
             scheduler: "minrtt".to_owned(),
             key_update_interval: None,
             max_udp_payload: 1200,
+            disable_active_migration: false,
         }
     }
 }

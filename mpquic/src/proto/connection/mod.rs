@@ -19,6 +19,7 @@ mod config;
 mod ecn;
 mod events;
 mod frames_out;
+mod migration;
 mod paths;
 mod probes;
 mod recv;
@@ -39,6 +40,7 @@ use bytes::Bytes;
 pub use config::{ClientConfig, Rng, ServerConfig, TransportConfig};
 pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
+pub use migration::MigrateError;
 pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
@@ -149,7 +151,7 @@ pub enum SendDatagramError {
 pub struct Connection {
     side: Side,
     config: TransportConfig,
-    #[allow(dead_code)] // PATH_CHALLENGE data once paths are opened (issue 6)
+    /// CSPRNG: connection IDs, PATH_CHALLENGE data.
     rng: Rng,
     state: State,
     tls: TlsSession,
@@ -202,6 +204,11 @@ pub struct Connection {
     tokens: Tokens,
     /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
     raw_initial_frames: Vec<Vec<u8>>,
+    /// Source address and size of the datagram being processed.
+    rx_from: Option<(SocketAddr, u64)>,
+    /// The datagram being processed came from a new peer address and carried the largest packet number so far
+    /// in a packet with a non-probing frame (RFC 9000 §9.3).
+    rx_migrate: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -288,6 +295,7 @@ impl Connection {
             .map(|v| VarInt::from_u64(v).unwrap_or(VarInt::MAX));
         p.initial_source_connection_id = Some(new.local_cid);
         p.active_connection_id_limit = VarInt::from_u64(LOCAL_CID_LIMIT).unwrap_or(VarInt::MAX);
+        p.disable_active_migration = new.config.disable_active_migration;
         if new.side == Side::Server {
             p.original_destination_connection_id = Some(new.orig_dcid);
             // RFC 9000 §18.2: the server's stateless_reset_token goes with its handshake connection ID.
@@ -379,6 +387,8 @@ impl Connection {
             last_now: new.now,
             raw_frames: Vec::new(),
             raw_initial_frames: Vec::new(),
+            rx_from: None,
+            rx_migrate: false,
             tokens: new.tokens,
             config: new.config,
         })

@@ -30,8 +30,18 @@ pub(super) struct Path {
     pub(super) bytes_sent: u64,
     pub(super) mtu: u16,
     pub(super) status: PathStatus,
-    /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path.
+    /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path (one slot: a newer challenge replaces an
+    /// older one, which bounds the work a peer can ask for).
     pub(super) path_response: Option<[u8; 8]>,
+    /// Where that PATH_RESPONSE goes (the challenge's source address) and how many bytes it may take (3× the
+    /// datagram that carried the challenge, RFC 9000 §8.1).
+    pub(super) response_to: Option<(SocketAddr, u64)>,
+    /// Our path validation in progress (RFC 9000 §8.2).
+    pub(super) challenge: Option<super::migration::Challenge>,
+    /// The last validated peer address, to return to if validation of a new one fails (RFC 9000 §9.3.2).
+    pub(super) prev_remote: Option<SocketAddr>,
+    /// Path validations that succeeded (tests, diagnostics).
+    pub(super) validations: u64,
     /// Retransmittable frame records of unacknowledged ack-eliciting packets, by (space, packet number), for
     /// PTO probes.
     pub(super) unacked: std::collections::BTreeMap<(u8, u64), Records>,
@@ -63,6 +73,10 @@ impl Path {
             mtu,
             status: PathStatus::Available,
             path_response: None,
+            response_to: None,
+            challenge: None,
+            prev_remote: None,
+            validations: 0,
             unacked: std::collections::BTreeMap::new(),
             ecn: super::ecn::EcnPath::default(),
         }

@@ -39,16 +39,24 @@ impl Connection {
         self.stats.datagrams_received += 1;
         self.last_now = now;
         let path_id = PathId(0);
+        let len = data.len() as u64;
+        let mut on_path = true;
         if let Some(p) = self.paths.get_mut(&path_id) {
-            p.bytes_received = p.bytes_received.saturating_add(data.len() as u64);
+            // A client only follows its own address changes (Connection::migrate); a server counts bytes from a
+            // new address once the path moves there (RFC 9000 §9.3).
+            on_path = p.remote == remote || self.side == crate::proto::transport_params::Side::Client;
+            if on_path {
+                p.bytes_received = p.bytes_received.saturating_add(len);
+                if !p.validated {
+                    p.recovery.set_amplification_limited(now, false);
+                }
+            }
             if p.local.is_none() {
                 p.local = local;
             }
-            if !p.validated {
-                p.recovery.set_amplification_limited(now, false);
-            }
         }
-        let _ = remote;
+        self.rx_from = Some((remote, len));
+        self.rx_migrate = false;
         // RFC 9000 §10.3.1: "An endpoint detects a potential Stateless Reset using the trailing 16 bytes of the
         // UDP datagram." Kept aside before in-place decryption touches the datagram.
         let tail: Option<[u8; 16]> = (data.len() >= crate::proto::packet::MIN_STATELESS_RESET_SIZE)
@@ -91,6 +99,11 @@ impl Connection {
         if self.stats.packets_received == received_before {
             self.check_stateless_reset(now, tail);
         }
+        if !on_path && self.rx_migrate {
+            self.on_peer_address_change(now, remote, len);
+        }
+        self.rx_from = None;
+        self.rx_migrate = false;
     }
 
     /// A Version Negotiation packet (client only). RFC 9000 §6.2: "A client that supports only this version of
@@ -224,14 +237,27 @@ impl Connection {
         );
         let scid = header.scid;
         let mut ack_eliciting = false;
+        let mut non_probing = false;
+        let largest = level == Level::OneRtt
+            && self
+                .paths
+                .get(&path_id)
+                .is_some_and(|p| p.ack.largest_received().is_none_or(|l| pn > l));
         for frame in decode_frames(&payload) {
             let frame = frame?;
             frame.check_allowed_in(kind)?;
             ack_eliciting |= frame.is_ack_eliciting();
+            non_probing |= !frame.is_probing();
             self.handle_frame(now, level, path_id, scid.as_ref(), &dcid, frame, &payload)?;
             if self.state.is_closed() {
                 return Ok(());
             }
+        }
+        // RFC 9000 §9.3: "If the recipient permits the migration, it MUST send subsequent packets to the new peer
+        // address" — for "a packet with a non-probing frame" that "is the largest packet number received".
+        // Probing packets from a new address do not move the path.
+        if largest && non_probing && self.side == crate::proto::transport_params::Side::Server {
+            self.rx_migrate = true;
         }
         let ecn = ecn.unwrap_or_default();
         match level {
@@ -346,12 +372,8 @@ impl Connection {
             Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit),
             Frame::NewConnectionId(f) => self.on_new_cid_frame(&f)?,
             Frame::RetireConnectionId(f) => self.on_retire_cid_frame(&f, dcid)?,
-            Frame::PathChallenge(data) => {
-                if let Some(p) = self.paths.get_mut(&path_id) {
-                    p.path_response = Some(data);
-                }
-            }
-            Frame::PathResponse(_) => {}
+            Frame::PathChallenge(data) => self.on_path_challenge(path_id, data),
+            Frame::PathResponse(data) => self.on_path_response(now, data),
             Frame::ConnectionClose(c) => {
                 let reason = ConnectionError::ConnectionClosed {
                     code: TransportErrorCode(c.error_code.into_inner()),

@@ -66,6 +66,9 @@ impl Connection {
             }
             State::Handshake | State::Established => {}
         }
+        if let Some((id, data, to, budget)) = self.off_path_response() {
+            return self.transmit_off_path_response(now, id, data, to, budget, buf);
+        }
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let (path_id, data_path) = if long_work.iter().any(|w| *w) {
             (PathId(0), self.choose_data_path(now) == Some(PathId(0)))
@@ -100,11 +103,24 @@ impl Connection {
         if needs_pad && max_size < MIN_INITIAL_DATAGRAM_SIZE {
             return None;
         }
+        // RFC 9000 §8.2.1: "An endpoint MUST expand datagrams that contain a PATH_CHALLENGE frame to at least the
+        // smallest allowed maximum datagram size of 1200 bytes, unless the anti-amplification limit for the path
+        // does not permit sending a datagram of this size." (§8.2.2 says the same of PATH_RESPONSE.)
+        let probe_pad = self
+            .paths
+            .get(&path_id)
+            .is_some_and(|p| p.challenge.as_ref().is_some_and(|c| c.pending) || p.path_response.is_some());
         let mut ack_eliciting = false;
         let count = levels.len();
         for (i, level) in levels.into_iter().enumerate() {
             let last = i + 1 == count;
-            let pad_to = (needs_pad && last).then_some(MIN_INITIAL_DATAGRAM_SIZE);
+            let pad_to = if needs_pad && last {
+                Some(MIN_INITIAL_DATAGRAM_SIZE)
+            } else if probe_pad && last && level == Level::OneRtt {
+                Some(MIN_INITIAL_DATAGRAM_SIZE.min(max_size))
+            } else {
+                None
+            };
             let probe = self
                 .paths
                 .get(&path_id)
@@ -197,6 +213,7 @@ impl Connection {
             .values()
             .find(|p| {
                 p.path_response.is_some()
+                    || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
                     || (p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
                     || (p.id == PathId(0)
@@ -250,7 +267,8 @@ impl Connection {
                 || self.streams.has_control_frames()
                 || self.has_cid_frames()
                 || self.crypto.get(2).is_some_and(|c| c.has_pending()));
-        ack || probe || control || p.path_response.is_some() || data_path
+        let challenge = p.challenge.as_ref().is_some_and(|c| c.pending);
+        ack || probe || control || p.path_response.is_some() || challenge || data_path
     }
 
     /// Builds one packet of `level` on `path_id` at the end of `buf`, within `max_size` bytes of datagram.
@@ -394,9 +412,17 @@ impl Connection {
         ack_eliciting: &mut bool,
     ) {
         if let Some(p) = self.paths.get_mut(&path_id) {
-            if end.saturating_sub(buf.len()) >= 9 {
+            let here = p.response_to.is_none_or(|(to, _)| to == p.remote);
+            if end.saturating_sub(buf.len()) >= 9 && here {
                 if let Some(data) = p.path_response.take() {
+                    p.response_to = None;
                     Frame::PathResponse(data).encode(buf);
+                    *ack_eliciting = true;
+                }
+            }
+            if end.saturating_sub(buf.len()) >= 9 {
+                if let Some(data) = p.challenge.as_mut().and_then(|c| c.take_pending()) {
+                    Frame::PathChallenge(data).encode(buf);
                     *ack_eliciting = true;
                 }
             }
@@ -519,6 +545,50 @@ impl Connection {
             self.events.push_back(Event::KeyUpdated);
             self.key_discard_deadline = Some(now + self.three_pto());
         }
+    }
+
+    /// A datagram with only a PATH_RESPONSE (padded within `budget`) to `to`, an address other than the
+    /// path's current one: not counted against the path's anti-amplification budget, which belongs to the
+    /// path's address.
+    fn transmit_off_path_response(
+        &mut self,
+        now: Instant,
+        path_id: PathId,
+        data: [u8; 8],
+        to: std::net::SocketAddr,
+        budget: u64,
+        buf: &mut Vec<u8>,
+    ) -> Option<Transmit> {
+        let parts = self.header_parts(Level::OneRtt, SpaceId::Data, path_id)?;
+        let (pn, pn_len) = (parts.pn, parts.pn_len);
+        let header = parts.header(Level::OneRtt);
+        let pe = header.encode(pn, pn_len, buf);
+        Frame::PathResponse(data).encode(buf);
+        let max = usize::try_from(budget).unwrap_or(usize::MAX);
+        let pad_to = (max > buf.len() + TAG_LEN).then_some(MIN_INITIAL_DATAGRAM_SIZE.min(max));
+        self.seal_packet(
+            now,
+            Level::OneRtt,
+            path_id,
+            pn,
+            pe,
+            0,
+            buf,
+            pad_to,
+            true,
+            Vec::new(),
+        )?;
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += buf.len() as u64;
+        let path = self.paths.get(&path_id)?;
+        Some(Transmit {
+            path: path_id,
+            local: path.local,
+            remote: to,
+            ecn: None,
+            size: buf.len(),
+            segment_size: None,
+        })
     }
 
     /// Sends CONNECTION_CLOSE at every level the peer may be able to read (RFC 9000 §10.2.3).

@@ -25,6 +25,7 @@ impl Connection {
         };
         consider(self.idle_deadline);
         consider(self.key_discard_deadline);
+        consider(self.validation_timeout());
         for s in &self.spaces {
             if s.keys.is_some() {
                 consider(s.ack.ack_deadline());
@@ -74,6 +75,9 @@ impl Connection {
             if let Some(k) = self.one_rtt.as_mut() {
                 k.discard_previous_keys();
             }
+        }
+        if self.validation_timeout().is_some_and(|t| now >= t) {
+            self.on_validation_timeout(now);
         }
         let ids: Vec<_> = self.paths.keys().copied().collect();
         for id in ids {

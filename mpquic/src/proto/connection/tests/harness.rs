@@ -57,6 +57,8 @@ impl Node {
 struct InFlight {
     at: Instant,
     to_server: bool,
+    from: SocketAddr,
+    to: SocketAddr,
     data: Vec<u8>,
     ecn: Option<EcnCodepoint>,
 }
@@ -78,6 +80,12 @@ pub struct Pair {
     /// The client configuration (trusts the server's certificate).
     pub client_config: ClientConfig,
     pub dropped: u64,
+    /// The client's address as the server sees it (a NAT in front of the client); `None`: its own address.
+    pub client_nat: Option<SocketAddr>,
+    /// The next client datagram is also sent, 1 ms earlier, with this spoofed source address.
+    pub spoof_next: Option<SocketAddr>,
+    /// Bytes the server sent, by destination address.
+    pub server_sent_to: HashMap<SocketAddr, u64>,
 }
 
 impl Pair {
@@ -118,6 +126,9 @@ impl Pair {
             ce_mark: false,
             client_config: cc,
             dropped: 0,
+            client_nat: None,
+            spoof_next: None,
+            server_sent_to: HashMap::new(),
         }
     }
 
@@ -139,14 +150,35 @@ impl Pair {
                 &mut self.server
             };
             let mut out = Vec::new();
+            let node_addr = node.addr;
             for conn in node.conns.values_mut() {
                 while let Some(t) = conn.poll_transmit(self.now, &mut buf) {
                     assert!(t.size <= 1200 || t.size == buf.len());
-                    out.push((buf[..t.size].to_vec(), t.ecn));
+                    let from = if to_server {
+                        self.client_nat.unwrap_or(t.local.unwrap_or(node_addr))
+                    } else {
+                        node_addr
+                    };
+                    out.push((buf[..t.size].to_vec(), t.ecn, from, t.remote));
                     assert!(out.len() < 100_000, "runaway sender");
                 }
             }
-            for (data, ecn) in out {
+            for (data, ecn, from, to) in out {
+                if !to_server {
+                    *self.server_sent_to.entry(to).or_default() += data.len() as u64;
+                }
+                if to_server {
+                    if let Some(spoof) = self.spoof_next.take() {
+                        self.link.push(InFlight {
+                            at: self.now + self.delay - Duration::from_millis(1),
+                            to_server,
+                            from: spoof,
+                            to,
+                            data: data.clone(),
+                            ecn,
+                        });
+                    }
+                }
                 if self.lose() {
                     self.dropped += 1;
                     continue;
@@ -154,6 +186,8 @@ impl Pair {
                 self.link.push(InFlight {
                     at: self.now + self.delay,
                     to_server,
+                    from,
+                    to,
                     data,
                     ecn: match ecn {
                         _ if self.bleach_ecn => None,
@@ -174,10 +208,16 @@ impl Pair {
         let mut responses = Vec::new();
         for mut p in due {
             self.delivered += 1;
-            let (node, from) = if p.to_server {
-                (&mut self.server, addr(CLIENT))
+            let from = p.from;
+            let node = if p.to_server {
+                &mut self.server
             } else {
-                (&mut self.client, addr(SERVER))
+                // Datagrams to an address the client no longer has (old NAT mapping, old local address) are lost.
+                if p.to != self.client_nat.unwrap_or(self.client.addr) {
+                    self.dropped += 1;
+                    continue;
+                }
+                &mut self.client
             };
             match node.ep.handle(now, Some(node.addr), from, p.ecn, &mut p.data) {
                 Some(DatagramEvent::Known(h)) => {
@@ -192,6 +232,8 @@ impl Pair {
                     responses.push(InFlight {
                         at: now + self.delay,
                         to_server: !p.to_server,
+                        from: p.to,
+                        to: from,
                         data: data[..t.size].to_vec(),
                         ecn: t.ecn,
                     });

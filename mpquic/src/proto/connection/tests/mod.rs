@@ -13,6 +13,7 @@ mod ecn;
 mod fuzz;
 mod handshake;
 mod harness;
+mod migration;
 mod probes;
 mod random;
 mod reset;

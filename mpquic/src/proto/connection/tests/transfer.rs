@@ -8,13 +8,13 @@ use super::harness::Pair;
 use crate::proto::connection::{Event, TransportConfig};
 use crate::proto::streams::StreamId;
 
-fn pattern(len: usize, seed: u8) -> Vec<u8> {
+pub(super) fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 8) as u8)
         .collect()
 }
 
-fn sha(data: &[u8]) -> Vec<u8> {
+pub(super) fn sha(data: &[u8]) -> Vec<u8> {
     ring::digest::digest(&ring::digest::SHA256, data)
         .as_ref()
         .to_vec()
@@ -22,15 +22,15 @@ fn sha(data: &[u8]) -> Vec<u8> {
 
 /// Per-side progress of a bidirectional transfer on one stream.
 #[derive(Default)]
-struct Flow {
+pub(super) struct Flow {
     stream: Option<StreamId>,
     sent: usize,
     finished: bool,
-    received: Vec<u8>,
-    fin_seen: bool,
+    pub(super) received: Vec<u8>,
+    pub(super) fin_seen: bool,
 }
 
-fn pump(p: &mut Pair, is_client: bool, flow: &mut Flow, data: &[u8]) {
+pub(super) fn pump(p: &mut Pair, is_client: bool, flow: &mut Flow, data: &[u8]) {
     let now = p.now;
     let conn = if is_client {
         p.client.conn()

@@ -1,0 +1,264 @@
+//! Path validation and connection migration (RFC 9000 §8.2, §9): NAT rebinding, client migration,
+//! disable_active_migration, spoofed source addresses, PATH_CHALLENGE echo.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::harness::{Pair, addr};
+use super::transfer::{Flow, pattern, pump, sha};
+use crate::cc::PathId;
+use crate::proto::connection::{MigrateError, TransportConfig};
+use crate::proto::frame::Frame;
+
+const NAT: &str = "10.0.0.1:40000";
+const NEW_IP: &str = "10.0.9.9:4433";
+const ATTACKER: &str = "192.0.2.66:666";
+
+/// A bidirectional transfer of `size` bytes each way; `at` runs once when the server has received `trigger`
+/// bytes. Checks both directions with SHA-256.
+fn transfer_with(p: &mut Pair, size: usize, trigger: usize, mut at: impl FnMut(&mut Pair)) {
+    let a = pattern(size, 1);
+    let b = pattern(size, 2);
+    let mut fc = Flow::default();
+    let mut fs = Flow::default();
+    let mut fired = false;
+    let ok = p.drive_until(Duration::from_secs(60), |p| {
+        pump(p, true, &mut fc, &a);
+        if p.server.conns.len() == 1 {
+            pump(p, false, &mut fs, &b);
+        }
+        if !fired && fs.received.len() >= trigger {
+            fired = true;
+            at(p);
+        }
+        fc.fin_seen && fs.fin_seen
+    });
+    assert!(fired, "trigger never reached");
+    assert!(
+        ok,
+        "transfer incomplete: client got {} server got {}",
+        fc.received.len(),
+        fs.received.len()
+    );
+    assert_eq!(sha(&fs.received), sha(&a), "client → server data corrupted");
+    assert_eq!(sha(&fc.received), sha(&b), "server → client data corrupted");
+}
+
+fn server_path(p: &mut Pair) -> (SocketAddr, bool, u64) {
+    let c = p.server.conn();
+    let path = &c.paths[&PathId(0)];
+    (path.remote, path.validated, path.validations)
+}
+
+#[test]
+fn nat_rebinding_mid_transfer_completes_and_validates_new_address() {
+    let mut p = Pair::new(None, TransportConfig::default(), 11);
+    p.handshake();
+    let cwnd_before = std::cell::Cell::new(0);
+    transfer_with(&mut p, 400_000, 100_000, |p| {
+        cwnd_before.set(p.server.conn().path_stats(PathId(0)).unwrap().cwnd);
+        p.client_nat = Some(addr(NAT));
+    });
+    let (remote, validated, validations) = server_path(&mut p);
+    assert_eq!(remote, addr(NAT));
+    assert!(validated, "server did not validate the rebound address");
+    assert!(validations >= 1);
+    assert!(!p.server.conn().path_validation_pending(PathId(0)));
+}
+
+#[test]
+fn client_migration_to_new_local_address() {
+    let mut p = Pair::new(None, TransportConfig::default(), 12);
+    p.handshake();
+    let cid_before = p.client.conn().remote_cid(PathId(0)).unwrap();
+    let mut result = None;
+    transfer_with(&mut p, 400_000, 100_000, |p| {
+        p.client.addr = addr(NEW_IP);
+        let now = p.now;
+        result = Some(p.client.conn().migrate(now, addr(NEW_IP)));
+    });
+    assert_eq!(result, Some(Ok(())));
+    assert_ne!(
+        p.client.conn().remote_cid(PathId(0)).unwrap(),
+        cid_before,
+        "RFC 9000 §9.5: new CID"
+    );
+    let (remote, validated, _) = server_path(&mut p);
+    assert_eq!(remote, addr(NEW_IP));
+    assert!(validated, "server did not validate the client's new address");
+    let client_path = &p.client.conn().paths[&PathId(0)];
+    assert!(
+        client_path.validations >= 1,
+        "client did not validate its new path"
+    );
+    assert_eq!(client_path.local, Some(addr(NEW_IP)));
+}
+
+#[test]
+fn disable_active_migration_refuses_migrate() {
+    let transport = TransportConfig {
+        disable_active_migration: true,
+        ..TransportConfig::default()
+    };
+    let mut p = Pair::new(None, transport, 13);
+    p.handshake();
+    let now = p.now;
+    assert!(p.client.conn().peer_disabled_active_migration());
+    assert_eq!(
+        p.client.conn().migrate(now, addr(NEW_IP)),
+        Err(MigrateError::Disabled)
+    );
+    // NAT rebinding is still handled (it is not active migration).
+    transfer_with(&mut p, 100_000, 20_000, |p| p.client_nat = Some(addr(NAT)));
+    assert_eq!(server_path(&mut p).0, addr(NAT));
+}
+
+#[test]
+fn migrate_before_handshake_confirmed_is_refused() {
+    let mut p = Pair::new(None, TransportConfig::default(), 14);
+    let now = p.now;
+    assert_eq!(
+        p.client.conn().migrate(now, addr(NEW_IP)),
+        Err(MigrateError::HandshakeNotConfirmed)
+    );
+}
+
+#[test]
+fn spoofed_source_does_not_redirect_the_path() {
+    let mut p = Pair::new(None, TransportConfig::default(), 15);
+    p.handshake();
+    transfer_with(&mut p, 400_000, 100_000, |p| p.spoof_next = Some(addr(ATTACKER)));
+    let (remote, validated, _) = server_path(&mut p);
+    assert_eq!(
+        remote,
+        addr(super::harness::CLIENT),
+        "path must return to the genuine address"
+    );
+    assert!(validated);
+    // RFC 9000 §9.3.1 / §8.1: at most 3× what the spoofed address sent reached it.
+    let to_attacker = p.server_sent_to.get(&addr(ATTACKER)).copied().unwrap_or(0);
+    assert!(
+        to_attacker > 0,
+        "the spoofed packet never moved the path (test did not exercise anything)"
+    );
+    assert!(
+        to_attacker <= 3 * 1200,
+        "sent {to_attacker} bytes to an unvalidated address"
+    );
+}
+
+#[test]
+fn spoofed_source_alone_reverts_after_validation_timeout() {
+    let mut p = Pair::new(None, TransportConfig::default(), 16);
+    p.handshake();
+    // A spoofed copy of one client packet; the genuine copy then arrives as a duplicate and the client stays
+    // silent afterwards.
+    let s = p.client.conn().open_bi().unwrap();
+    p.client.conn().write(s, bytes::Bytes::from_static(b"x")).unwrap();
+    p.spoof_next = Some(addr(ATTACKER));
+    p.run_for(Duration::from_millis(10));
+    let (remote, validated, _) = server_path(&mut p);
+    assert_eq!(
+        remote,
+        addr(ATTACKER),
+        "a non-probing packet with the largest number moves the path"
+    );
+    assert!(!validated);
+    // The client goes silent (everything is lost): only the validation timer can restore the path.
+    p.loss = 1.0;
+    let ok = p.drive_until(Duration::from_secs(10), |p| {
+        server_path(p).0 == addr(super::harness::CLIENT)
+    });
+    assert!(ok, "the path did not return to the validated address");
+    assert!(server_path(&mut p).1);
+    let to_attacker = p.server_sent_to.get(&addr(ATTACKER)).copied().unwrap_or(0);
+    assert!(
+        to_attacker <= 3 * 1200,
+        "sent {to_attacker} bytes to an unvalidated address"
+    );
+}
+
+#[test]
+fn probing_packet_from_new_address_does_not_move_the_path() {
+    let mut p = Pair::new(None, TransportConfig::default(), 17);
+    p.handshake();
+    p.run_for(Duration::from_millis(100));
+    // A PATH_CHALLENGE-only packet from a new address: answered there, path unchanged.
+    let mut raw = Vec::new();
+    Frame::PathChallenge([7; 8]).encode(&mut raw);
+    p.client.conn().raw_frames.push(raw);
+    p.client_nat = Some(addr(NAT));
+    p.run_for(Duration::from_millis(15));
+    assert_eq!(server_path(&mut p).0, addr(super::harness::CLIENT));
+    assert!(
+        p.server_sent_to.get(&addr(NAT)).copied().unwrap_or(0) > 0,
+        "no PATH_RESPONSE to the prober"
+    );
+}
+
+#[test]
+fn path_challenge_is_answered_with_the_same_data() {
+    let mut p = Pair::new(None, TransportConfig::default(), 18);
+    p.handshake();
+    p.run_for(Duration::from_millis(100));
+    let now = p.now;
+    p.server.conn().start_path_validation(now, PathId(0));
+    let data = p.server.conn().paths[&PathId(0)]
+        .challenge
+        .as_ref()
+        .unwrap()
+        .data
+        .clone();
+    assert_eq!(data.len(), 1);
+    let ok = p.drive_until(Duration::from_secs(5), |p| {
+        p.server.conn().paths[&PathId(0)].validations == 1
+    });
+    assert!(ok, "PATH_RESPONSE did not echo the challenge");
+    assert!(!p.server.conn().path_validation_pending(PathId(0)));
+}
+
+#[test]
+fn path_response_with_other_data_does_not_validate() {
+    let mut p = Pair::new(None, TransportConfig::default(), 19);
+    p.handshake();
+    p.run_for(Duration::from_millis(100));
+    let now = p.now;
+    p.server.conn().start_path_validation(now, PathId(0));
+    // Lose the challenge; answer with made-up data instead.
+    p.server
+        .conn()
+        .paths
+        .get_mut(&PathId(0))
+        .unwrap()
+        .challenge
+        .as_mut()
+        .unwrap()
+        .pending = false;
+    let mut raw = Vec::new();
+    Frame::PathResponse([9; 8]).encode(&mut raw);
+    p.client.conn().raw_frames.push(raw);
+    p.run_for(Duration::from_millis(50));
+    assert_eq!(p.server.conn().paths[&PathId(0)].validations, 0);
+    assert!(p.server.conn().path_validation_pending(PathId(0)));
+}
+
+#[test]
+fn path_challenge_is_resent_until_the_validation_timer() {
+    let mut p = Pair::new(None, TransportConfig::default(), 20);
+    p.handshake();
+    p.run_for(Duration::from_millis(100));
+    let now = p.now;
+    // The client can no longer be reached: every challenge is lost.
+    p.client_nat = Some(addr(NAT));
+    p.server.conn().start_path_validation(now, PathId(0));
+    p.run_for(Duration::from_secs(2));
+    let c = p.server.conn().paths[&PathId(0)].challenge.clone();
+    if let Some(c) = c {
+        assert!(c.data.len() >= 2, "no retransmitted PATH_CHALLENGE with new data");
+    }
+    p.run_for(Duration::from_secs(10));
+    assert!(
+        !p.server.conn().path_validation_pending(PathId(0)),
+        "validation timer never fired"
+    );
+}
