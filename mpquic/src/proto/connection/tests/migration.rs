@@ -262,3 +262,46 @@ fn path_challenge_is_resent_until_the_validation_timer() {
         "validation timer never fired"
     );
 }
+
+#[test]
+fn migrate_without_spare_cid_is_refused_rfc9000_9_5() {
+    let mut p = Pair::new(None, TransportConfig::default(), 21);
+    p.handshake();
+    p.run_for(Duration::from_millis(100));
+    // Use up every spare connection ID of the server without letting replacements arrive.
+    while p.client.conn().rotate_remote_cid(PathId(0)) {}
+    let now = p.now;
+    assert_eq!(
+        p.client.conn().migrate(now, addr(NEW_IP)),
+        Err(MigrateError::NoConnectionId)
+    );
+}
+
+/// RFC 9000 §9.4: RTT and congestion state reset on a new IP address, kept on a port-only change.
+fn rtt_after_rebinding(to: &str, seed: u64) -> Duration {
+    let mut p = Pair::new(None, TransportConfig::default(), seed);
+    p.handshake();
+    p.run_for(Duration::from_millis(200));
+    assert!(p.server.conn().path_stats(PathId(0)).unwrap().srtt < Duration::from_millis(100));
+    p.client_nat = Some(addr(to));
+    let s = p.client.conn().open_bi().unwrap();
+    p.client
+        .conn()
+        .write(s, bytes::Bytes::from_static(b"hello"))
+        .unwrap();
+    p.run_for(Duration::from_millis(11));
+    assert_eq!(server_path(&mut p).0, addr(to));
+    p.server.conn().path_stats(PathId(0)).unwrap().srtt
+}
+
+#[test]
+fn rebinding_resets_rtt_only_when_the_ip_changes() {
+    assert!(
+        rtt_after_rebinding(NAT, 22) < Duration::from_millis(100),
+        "port-only change kept RTT"
+    );
+    assert!(
+        rtt_after_rebinding(NEW_IP, 23) >= Duration::from_millis(300),
+        "new IP resets RTT"
+    );
+}
