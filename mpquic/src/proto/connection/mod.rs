@@ -10,8 +10,8 @@
 //! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `recv` (datagram →
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
-//! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data) and `ecn` (ECT(0)
-//! marking and validation).
+//! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)
+//! marking and validation) and `migration` (path validation, NAT rebinding, [`Connection::migrate`]).
 
 mod cids;
 mod close;
