@@ -240,6 +240,38 @@ async fn serve<C: TestConn>(conn: C) -> String {
     reason
 }
 
+/// A server endpoint that can accept one connection and run [`serve`] on it.
+trait ServeOne: Send + 'static {
+    /// Accepts one connection and serves it; returns how it ended.
+    fn serve_one(self) -> impl Future<Output = String> + Send;
+}
+
+impl ServeOne for mp::Endpoint {
+    async fn serve_one(self) -> String {
+        serve(self.accept().await.unwrap().await.unwrap()).await
+    }
+}
+
+impl ServeOne for quinn::Endpoint {
+    async fn serve_one(self) -> String {
+        serve(self.accept().await.unwrap().await.unwrap()).await
+    }
+}
+
+/// Spawns a task that accepts one connection on `server` and serves it.
+fn serve_one<E: ServeOne>(server: E) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(server.serve_one())
+}
+
+/// Like [`serve_one`] for an mpquic server, then waits for the endpoint to become idle.
+fn serve_one_then_idle(server: mp::Endpoint) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async move {
+        let reason = serve(server.accept().await.unwrap().await.unwrap()).await;
+        server.wait_idle().await;
+        reason
+    })
+}
+
 async fn echo<C: TestConn>(conn: &C, data: &[u8]) -> Vec<u8> {
     let (mut s, mut r) = conn.open_bi().await;
     let write = async {
@@ -360,12 +392,7 @@ async fn quinn_client_mpquic_server() {
         let c = certs();
         let server = mp_server(&c);
         let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            let reason = serve(conn).await;
-            server.wait_idle().await;
-            reason
-        });
+        let srv = serve_one_then_idle(server);
         let client = quinn_client(&c);
         let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
         client_scenario(conn).await;
@@ -381,12 +408,7 @@ async fn mpquic_to_mpquic() {
         let c = certs();
         let server = mp_server(&c);
         let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            let reason = serve(conn).await;
-            server.wait_idle().await;
-            reason
-        });
+        let srv = serve_one_then_idle(server);
         let client = mp_client(&c);
         let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
         client_scenario(conn.clone()).await;
@@ -567,10 +589,7 @@ async fn lossy_mpquic_client_quinn_server(loss: f64) {
     let c = certs();
     let server = quinn_server(&c);
     let (relay, task) = lossy_relay(server.local_addr().unwrap(), loss, 0x5eed).await;
-    let srv = tokio::spawn(async move {
-        let conn = server.accept().await.unwrap().await.unwrap();
-        serve(conn).await
-    });
+    let srv = serve_one(server);
     let client = mp::Endpoint::client(loopback()).unwrap();
     client.set_default_client_config(mp::ClientConfig {
         tls: rustls_client(&c),
@@ -600,10 +619,7 @@ async fn lossy_quinn_client_mpquic_server(loss: f64) {
     )
     .unwrap();
     let (relay, task) = lossy_relay(server.local_addr(), loss, 0xfeed).await;
-    let srv = tokio::spawn(async move {
-        let conn = server.accept().await.unwrap().await.unwrap();
-        serve(conn).await
-    });
+    let srv = serve_one(server);
     let client = quinn_client(&c);
     let conn = client.connect(relay, "localhost").unwrap().await.unwrap();
     lossy_client(conn).await;
@@ -646,10 +662,7 @@ async fn chacha20_only_with_mpquic_key_updates_against_quinn_server() {
         let c = certs();
         let server = quinn_server(&c);
         let addr = server.local_addr().unwrap();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            serve(conn).await
-        });
+        let srv = serve_one(server);
         let mut roots = rustls::RootCertStore::empty();
         roots.add(c.cert.clone()).unwrap();
         let client = mp::Endpoint::client(loopback()).unwrap();
@@ -692,10 +705,7 @@ async fn chacha20_only_mpquic_server_against_quinn_client() {
         )
         .unwrap();
         let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            serve(conn).await
-        });
+        let srv = serve_one(server);
         let client = quinn_client(&c);
         let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
         hashed(conn.clone(), pattern(3 * 1024 * 1024, 6)).await;
@@ -717,10 +727,7 @@ async fn retry_required_by_mpquic_server_quinn_client() {
         let server = mp_server(&c);
         server.set_require_retry(true);
         let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            serve(conn).await
-        });
+        let srv = serve_one(server);
         let client = quinn_client(&c);
         let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
         hashed(conn.clone(), pattern(1024 * 1024, 4)).await;
