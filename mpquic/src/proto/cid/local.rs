@@ -196,7 +196,15 @@ impl LocalCids {
         }
         let cid = self.draw(fill)?;
         let token = self.key.token(&cid);
-        self.insert(PathId(0), cid, token);
+        let sequence = self.insert(PathId(0), cid, token);
+        // The endpoint routes it from the start: the client may use it as soon as the handshake is confirmed.
+        self.updates.push_back(RoutingUpdate::Added {
+            cid,
+            info: CidInfo {
+                path_id: PathId(0),
+                sequence,
+            },
+        });
         Some((cid, token))
     }
 

@@ -233,6 +233,11 @@ impl RemoteCids {
             .map(|(s, (c, _))| (*s, *c))
     }
 
+    /// The connection ID [`Self::rotate`] would switch `path` to (the second-lowest active one), if any.
+    pub fn spare(&self, path: PathId) -> Option<ConnectionId> {
+        self.paths.get(&path)?.active.values().nth(1).map(|(c, _)| *c)
+    }
+
     /// Whether the peer issued an unused connection ID for `path` (a client needs one to open the path).
     pub fn has_cids(&self, path: PathId) -> bool {
         self.paths.get(&path).is_some_and(|s| !s.active.is_empty())

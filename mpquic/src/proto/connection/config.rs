@@ -36,6 +36,21 @@ pub struct TransportConfig {
     /// Send the disable_active_migration transport parameter (RFC 9000 §18.2): the peer must not migrate
     /// actively (NAT rebinding is still handled).
     pub disable_active_migration: bool,
+    /// Server: addresses to offer in the preferred_address transport parameter (RFC 9000 §9.6), with a fresh
+    /// connection ID. The server must receive on them (bind the socket to the wildcard address, or to each).
+    pub preferred_address: Option<PreferredAddressConfig>,
+    /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
+    /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
+    pub use_preferred_address: bool,
+}
+
+/// The addresses a server offers in its preferred_address transport parameter (RFC 9000 §18.2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PreferredAddressConfig {
+    /// The IPv4 address and port, if any.
+    pub ipv4: Option<std::net::SocketAddrV4>,
+    /// The IPv6 address and port, if any.
+    pub ipv6: Option<std::net::SocketAddrV6>,
 }
 
 impl Default for TransportConfig {
@@ -51,6 +66,8 @@ impl Default for TransportConfig {
             key_update_interval: None,
             max_udp_payload: 1200,
             disable_active_migration: false,
+            preferred_address: None,
+            use_preferred_address: true,
         }
     }
 }

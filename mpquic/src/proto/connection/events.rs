@@ -70,6 +70,14 @@ pub enum Event {
     DatagramReceived,
     /// A key update completed (initiated by either side).
     KeyUpdated,
+    /// A path now sends to another peer address: the client moved to the server's preferred address
+    /// (RFC 9000 §9.6).
+    PeerAddressChanged {
+        /// The path.
+        path: crate::cc::PathId,
+        /// The new peer address.
+        remote: std::net::SocketAddr,
+    },
     /// The connection was lost or closed; it now drains.
     ConnectionLost(ConnectionError),
 }

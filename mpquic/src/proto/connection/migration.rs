@@ -52,9 +52,51 @@ impl Challenge {
         self.data.last().copied()
     }
 
-    fn next_deadline(&self) -> Instant {
+    /// A validation started at `now` with `data`, resent after `pto` (doubling) and failing after `timeout`.
+    pub(super) fn new(now: Instant, data: [u8; 8], pto: Duration, timeout: Duration) -> Self {
+        Challenge {
+            data: vec![data],
+            pending: true,
+            resend_at: now + pto,
+            interval: pto,
+            deadline: now + timeout,
+        }
+    }
+
+    pub(super) fn next_deadline(&self) -> Instant {
         self.resend_at.min(self.deadline)
     }
+
+    /// Fires the timers due at `now`: `true` if the validation failed; otherwise a PATH_CHALLENGE with
+    /// `fresh` data is queued when the resend timer expired.
+    pub(super) fn on_timer(&mut self, now: Instant, fresh: [u8; 8]) -> bool {
+        if now >= self.deadline {
+            return true;
+        }
+        if now >= self.resend_at {
+            if self.data.len() >= MAX_CHALLENGES {
+                self.data.remove(0);
+            }
+            self.data.push(fresh);
+            self.pending = true;
+            self.interval = self.interval.saturating_mul(2);
+            self.resend_at = now + self.interval;
+        }
+        false
+    }
+}
+
+/// A PATH_RESPONSE owed to a 4-tuple other than its path's current one.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OffPathResponse {
+    pub(super) path: PathId,
+    pub(super) data: [u8; 8],
+    /// Where the PATH_CHALLENGE came from.
+    pub(super) to: SocketAddr,
+    /// The local address it arrived on.
+    pub(super) local: Option<SocketAddr>,
+    /// At most this many bytes (3× the datagram that carried the challenge, RFC 9000 §8.1).
+    pub(super) budget: u64,
 }
 
 /// Why [`Connection::migrate`] refused.
@@ -80,25 +122,26 @@ pub enum MigrateError {
 impl Connection {
     /// Starts validating `path` (RFC 9000 §8.2.1): a PATH_CHALLENGE with fresh random data is sent on it.
     pub(super) fn start_path_validation(&mut self, now: Instant, path: PathId) {
+        if let Some(c) = self.new_challenge(now, path) {
+            if let Some(p) = self.paths.get_mut(&path) {
+                p.challenge = Some(c);
+            }
+        }
+    }
+
+    /// A fresh validation for a 4-tuple of `path`.
+    pub(super) fn new_challenge(&mut self, now: Instant, path: PathId) -> Option<Challenge> {
         let mut data = [0u8; 8];
         // RFC 9000 §8.2.1: "The endpoint MUST use unpredictable data in every PATH_CHALLENGE frame".
         self.rng.fill(&mut data);
         let three_pto = self.three_pto();
-        let Some(p) = self.paths.get_mut(&path) else {
-            return;
-        };
+        let p = self.paths.get(&path)?;
         let pto = p.recovery.pto(SpaceId::Data);
         // RFC 9000 §8.2.4: "A value of three times the larger of the current PTO or the PTO for the new path
         // (using kInitialRtt, as defined in [QUIC-RECOVERY]) is RECOMMENDED."
         let fresh_pto = INITIAL_RTT + 4 * (INITIAL_RTT / 2) + p.recovery.max_ack_delay();
         let timeout = three_pto.max(fresh_pto.saturating_mul(3));
-        p.challenge = Some(Challenge {
-            data: vec![data],
-            pending: true,
-            resend_at: now + pto,
-            interval: pto,
-            deadline: now + timeout,
-        });
+        Some(Challenge::new(now, data, pto, timeout))
     }
 
     /// A PATH_CHALLENGE arrived on `path` in the datagram being processed.
@@ -109,7 +152,7 @@ impl Connection {
             // contained in the PATH_CHALLENGE frame in a PATH_RESPONSE frame." One slot per path: a newer
             // challenge replaces an unanswered older one.
             p.path_response = Some(data);
-            p.response_to = from.map(|(addr, len)| (addr, len.saturating_mul(3)));
+            p.response_to = from.map(|(addr, local, len)| (addr, local, len.saturating_mul(3)));
         }
     }
 
@@ -128,13 +171,16 @@ impl Connection {
                 p.recovery.set_amplification_limited(now, false);
             }
         }
+        self.on_alt_response(now, data);
     }
 
     /// The earliest path-validation timer.
     pub(super) fn validation_timeout(&self) -> Option<Instant> {
         self.paths
             .values()
-            .filter_map(|p| p.challenge.as_ref().map(Challenge::next_deadline))
+            .flat_map(|p| [p.challenge.as_ref(), p.alt.as_ref().map(|a| &a.challenge)])
+            .flatten()
+            .map(Challenge::next_deadline)
             .min()
     }
 
@@ -147,46 +193,63 @@ impl Connection {
             let Some(p) = self.paths.get_mut(&id) else {
                 continue;
             };
-            let Some(c) = p.challenge.as_mut() else {
-                continue;
-            };
-            if now >= c.deadline {
-                // RFC 9000 §9.3.2: "If the validation of the new address fails, the endpoint returns to the last
-                // validated address" (the spoofed-address case); without one, the path stays unvalidated and
-                // the 3× limit keeps bounding what is sent to it.
-                p.challenge = None;
-                if let Some(prev) = p.prev_remote.take() {
-                    p.remote = prev;
-                    p.validated = true;
-                    p.recovery.set_amplification_limited(now, false);
+            if let Some(c) = p.challenge.as_mut() {
+                if c.on_timer(now, fresh) {
+                    // RFC 9000 §9.3.2: "If the validation of the new address fails, the endpoint returns to the
+                    // last validated address" (the spoofed-address case); without one, the path stays
+                    // unvalidated and the 3× limit keeps bounding what is sent to it.
+                    p.challenge = None;
+                    if let Some(prev) = p.prev_remote.take() {
+                        p.remote = prev;
+                        p.validated = true;
+                        p.recovery.set_amplification_limited(now, false);
+                    }
                 }
-                continue;
             }
-            if now >= c.resend_at {
-                if c.data.len() >= MAX_CHALLENGES {
-                    c.data.remove(0);
-                }
-                c.data.push(fresh);
-                c.pending = true;
-                c.interval = c.interval.saturating_mul(2);
-                c.resend_at = now + c.interval;
-            }
+            self.rng.fill(&mut fresh);
+            self.on_alt_timer(now, id, fresh);
         }
     }
 
-    /// After a datagram from `from` (`len` bytes) whose packet qualified as a migration (RFC 9000 §9.3): the
-    /// server moves path 0 to the new address.
-    pub(super) fn on_peer_address_change(&mut self, now: Instant, from: SocketAddr, len: u64) {
+    /// After a datagram from `from` to our `local` address (`len` bytes) whose packet qualified as a migration
+    /// (RFC 9000 §9.3): the server moves path 0 to the new peer address, or validates the new local address
+    /// (the client moved to our preferred address, RFC 9000 §9.6.2).
+    pub(super) fn on_peer_address_change(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        local: Option<SocketAddr>,
+        len: u64,
+    ) {
         let mtu = self.config.max_udp_payload;
         let Some(p) = self.paths.get_mut(&PathId(0)) else {
             return;
         };
         let old = p.remote;
+        let old_cid = p.remote_cid;
+        let local_changed = local.is_some() && p.local.is_some() && p.local != local;
         if old == from {
+            let probing = p
+                .alt
+                .as_ref()
+                .is_some_and(|a| a.kind == super::alt_path::AltKind::Local && a.local == local);
+            if local_changed && !probing {
+                // RFC 9000 §9.6.2: "The server MUST send non-probing packets from its original address until it
+                // receives a non-probing packet from the client at its preferred address and until the server has
+                // validated the new path. The server MUST probe on the path toward the client from its preferred
+                // address."
+                self.start_alt_probe(now, super::alt_path::AltKind::Local, from, local, old_cid);
+            }
             return;
         }
         p.remote = from;
+        if local_changed {
+            // RFC 9000 §9.6.3: a new client address seen at our preferred address is a migration like any other
+            // (validated below, 3× limit until then); we answer from the address it reached.
+            p.local = local;
+        }
         let back = p.prev_remote == Some(from);
+        let old_validated = p.validated;
         if back {
             // RFC 9000 §9.3: "An endpoint MAY skip validation of a peer address if that address has been seen
             // recently." Returning to the last validated address (e.g. after a spoofed packet) needs none.
@@ -218,6 +281,23 @@ impl Connection {
         self.rotate_remote_cid(PathId(0));
         if !back {
             self.start_path_validation(now, PathId(0));
+            if old_validated {
+                // RFC 9000 §9.3.3: "In response to an apparent migration, endpoints MUST validate the previously
+                // active path using a PATH_CHALLENGE frame." The probe uses the connection ID that address knew.
+                let old_local = self.paths.get(&PathId(0)).and_then(|p| p.local);
+                self.start_alt_probe(
+                    now,
+                    super::alt_path::AltKind::Previous,
+                    old,
+                    old_local,
+                    old_cid,
+                );
+            }
+        } else if let Some(p) = self.paths.get_mut(&PathId(0)) {
+            // Back on the previously active address: its check is moot.
+            if p.alt.as_ref().is_some_and(|a| a.remote == from) {
+                p.alt = None;
+            }
         }
     }
 
@@ -283,16 +363,22 @@ impl Connection {
     /// Writes a PATH_RESPONSE owed to an address other than the path's current one (a probe from a new
     /// address, RFC 9000 §8.2.2: the response goes where the challenge came from), within 3× the bytes of the
     /// datagram that carried the challenge.
-    pub(super) fn off_path_response(&mut self) -> Option<(PathId, [u8; 8], SocketAddr, u64)> {
+    pub(super) fn off_path_response(&mut self) -> Option<OffPathResponse> {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
         }
         let p = self
             .paths
             .values_mut()
-            .find(|p| p.path_response.is_some() && p.response_to.is_some_and(|(to, _)| to != p.remote))?;
+            .find(|p| p.path_response.is_some() && p.response_to.is_some_and(|r| !p.is_current(r.0, r.1)))?;
         let data = p.path_response.take()?;
-        let (to, budget) = p.response_to.take()?;
-        Some((p.id, data, to, budget))
+        let (to, local, budget) = p.response_to.take()?;
+        Some(OffPathResponse {
+            path: p.id,
+            data,
+            to,
+            local: local.or(p.local),
+            budget,
+        })
     }
 }

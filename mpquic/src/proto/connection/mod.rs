@@ -13,6 +13,7 @@
 //! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)
 //! marking and validation) and `migration` (path validation, NAT rebinding, [`Connection::migrate`]).
 
+mod alt_path;
 mod cids;
 mod close;
 mod config;
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-pub use config::{ClientConfig, Rng, ServerConfig, TransportConfig};
+pub use config::{ClientConfig, PreferredAddressConfig, Rng, ServerConfig, TransportConfig};
 pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
@@ -204,8 +205,8 @@ pub struct Connection {
     tokens: Tokens,
     /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
     raw_initial_frames: Vec<Vec<u8>>,
-    /// Source address and size of the datagram being processed.
-    rx_from: Option<(SocketAddr, u64)>,
+    /// Source address, local address and size of the datagram being processed.
+    rx_from: Option<(SocketAddr, Option<SocketAddr>, u64)>,
     /// The datagram being processed came from a new peer address and carried the largest packet number so far
     /// in a packet with a non-probing frame (RFC 9000 §9.3).
     rx_migrate: bool,
@@ -269,16 +270,43 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         let params = Self::local_params(&new);
         let tls = TlsSession::client(config.tls.clone(), server_name, encode_params(&params))?;
-        let mut conn = Self::build(new, tls, params)?;
+        let local_cids = Self::new_local_cids(&new)?;
+        let rng = Rng::from_seed(new.seed);
+        let mut conn = Self::build(new, tls, params, local_cids, rng)?;
         conn.write_tls();
         Ok(conn)
     }
 
     /// A server connection for a client whose first Initial was addressed to `orig_dcid`.
     pub(crate) fn server(config: &ServerConfig, new: NewConnection) -> Result<Connection, ConnectError> {
-        let params = Self::local_params(&new);
+        let mut params = Self::local_params(&new);
+        let mut local_cids = Self::new_local_cids(&new)?;
+        let mut rng = Rng::from_seed(new.seed);
+        if let Some(pa) = new.config.preferred_address {
+            // RFC 9000 §18.2: "A server that chooses a zero-length connection ID MUST NOT provide a preferred
+            // address" (`issue_preferred_address` refuses then).
+            if let Some((cid, token)) = local_cids.issue_preferred_address(&mut |b| rng.fill(b)) {
+                params.preferred_address = Some(crate::proto::transport_params::PreferredAddress {
+                    ipv4: pa.ipv4,
+                    ipv6: pa.ipv6,
+                    connection_id: cid,
+                    stateless_reset_token: token,
+                });
+            }
+        }
         let tls = TlsSession::server(config.tls.clone(), encode_params(&params))?;
-        Self::build(new, tls, params)
+        let mut conn = Self::build(new, tls, params, local_cids, rng)?;
+        conn.flush_routing_updates();
+        Ok(conn)
+    }
+
+    fn new_local_cids(new: &NewConnection) -> Result<crate::proto::cid::LocalCids, ConnectError> {
+        Ok(crate::proto::cid::LocalCids::new(
+            new.local_cid.len(),
+            new.reset_key.clone(),
+            new.local_cid,
+            false,
+        )?)
     }
 
     fn local_params(new: &NewConnection) -> TransportParameters {
@@ -309,6 +337,8 @@ impl Connection {
         new: NewConnection,
         tls: TlsSession,
         local_params: TransportParameters,
+        local_cids: crate::proto::cid::LocalCids,
+        rng: Rng,
     ) -> Result<Connection, ConnectError> {
         let crypto_side = match new.side {
             Side::Client => crate::proto::crypto::Side::Client,
@@ -342,17 +372,11 @@ impl Connection {
         paths.insert(PathId(0), path);
         let streams = Streams::new(new.side, new.config.streams.clone());
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
-        let local_cids = crate::proto::cid::LocalCids::new(
-            new.local_cid.len(),
-            new.reset_key.clone(),
-            new.local_cid,
-            false,
-        )?;
         let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
         let path_ids = crate::proto::cid::PathIds::new(new.side, None);
         Ok(Connection {
             side: new.side,
-            rng: Rng::from_seed(new.seed),
+            rng,
             state: State::Handshake,
             tls,
             spaces: [initial, handshake],
@@ -666,6 +690,11 @@ impl Connection {
         if self.side == Side::Client {
             if let Some(t) = params.stateless_reset_token {
                 self.remote_cids.set_initial_reset_token(t);
+            }
+            if let Some(pa) = &params.preferred_address {
+                // RFC 9000 §5.1.1: the preferred_address connection ID has sequence number 1.
+                self.remote_cids
+                    .insert_preferred_address(pa.connection_id, pa.stateless_reset_token);
             }
         }
         self.announce_reset_tokens();

@@ -33,11 +33,15 @@ pub(super) struct Path {
     /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path (one slot: a newer challenge replaces an
     /// older one, which bounds the work a peer can ask for).
     pub(super) path_response: Option<[u8; 8]>,
-    /// Where that PATH_RESPONSE goes (the challenge's source address) and how many bytes it may take (3× the
-    /// datagram that carried the challenge, RFC 9000 §8.1).
-    pub(super) response_to: Option<(SocketAddr, u64)>,
+    /// Where that PATH_RESPONSE goes (the challenge's source address), from which local address (the one the
+    /// challenge arrived on) and how many bytes it may take (3× the datagram that carried the challenge, RFC
+    /// 9000 §8.1).
+    pub(super) response_to: Option<(SocketAddr, Option<SocketAddr>, u64)>,
     /// Our path validation in progress (RFC 9000 §8.2).
     pub(super) challenge: Option<super::migration::Challenge>,
+    /// Validation of another 4-tuple for this path while it keeps its current one (preferred address, previous
+    /// address after a migration).
+    pub(super) alt: Option<super::alt_path::AltProbe>,
     /// The last validated peer address, to return to if validation of a new one fails (RFC 9000 §9.3.2).
     pub(super) prev_remote: Option<SocketAddr>,
     /// Path validations that succeeded (tests, diagnostics).
@@ -75,11 +79,17 @@ impl Path {
             path_response: None,
             response_to: None,
             challenge: None,
+            alt: None,
             prev_remote: None,
             validations: 0,
             unacked: std::collections::BTreeMap::new(),
             ecn: super::ecn::EcnPath::default(),
         }
+    }
+
+    /// Whether `remote` (reached from our `local`, if known) is this path's current 4-tuple.
+    pub(super) fn is_current(&self, remote: SocketAddr, local: Option<SocketAddr>) -> bool {
+        remote == self.remote && (local.is_none() || self.local.is_none() || local == self.local)
     }
 
     /// How many more bytes we may send before the peer's address is validated.

@@ -44,7 +44,8 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&path_id) {
             // A client only follows its own address changes (Connection::migrate); a server counts bytes from a
             // new address once the path moves there (RFC 9000 §9.3).
-            on_path = p.remote == remote || self.side == crate::proto::transport_params::Side::Client;
+            on_path =
+                p.is_current(remote, local) || self.side == crate::proto::transport_params::Side::Client;
             if on_path {
                 p.bytes_received = p.bytes_received.saturating_add(len);
                 if !p.validated {
@@ -55,7 +56,7 @@ impl Connection {
                 p.local = local;
             }
         }
-        self.rx_from = Some((remote, len));
+        self.rx_from = Some((remote, local, len));
         self.rx_migrate = false;
         // RFC 9000 §10.3.1: "An endpoint detects a potential Stateless Reset using the trailing 16 bytes of the
         // UDP datagram." Kept aside before in-place decryption touches the datagram.
@@ -100,7 +101,7 @@ impl Connection {
             self.check_stateless_reset(now, tail);
         }
         if !on_path && self.rx_migrate {
-            self.on_peer_address_change(now, remote, len);
+            self.on_peer_address_change(now, remote, local, len);
         }
         self.rx_from = None;
         self.rx_migrate = false;
@@ -539,6 +540,7 @@ impl Connection {
             k.set_handshake_confirmed();
         }
         self.events.push_back(Event::HandshakeConfirmed);
+        self.probe_preferred_address(now);
     }
 
     /// Discards the Initial keys and space (RFC 9001 §4.9.1).

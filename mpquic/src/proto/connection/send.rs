@@ -66,8 +66,28 @@ impl Connection {
             }
             State::Handshake | State::Established => {}
         }
-        if let Some((id, data, to, budget)) = self.off_path_response() {
-            return self.transmit_off_path_response(now, id, data, to, budget, buf);
+        if let Some(r) = self.off_path_response() {
+            let dcid = self.paths.get(&r.path)?.remote_cid;
+            let off = OffPath {
+                path: r.path,
+                frame: Frame::PathResponse(r.data),
+                dcid,
+                to: r.to,
+                local: r.local,
+                budget: r.budget,
+            };
+            return self.transmit_off_path(now, off, buf);
+        }
+        if let Some((path, data, alt)) = self.next_alt_probe() {
+            let off = OffPath {
+                path,
+                frame: Frame::PathChallenge(data),
+                dcid: alt.dcid,
+                to: alt.remote,
+                local: alt.local,
+                budget: u64::MAX,
+            };
+            return self.transmit_off_path(now, off, buf);
         }
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let (path_id, data_path) = if long_work.iter().any(|w| *w) {
@@ -367,7 +387,7 @@ impl Connection {
             start,
             buf,
             pad_to,
-            ack_eliciting,
+            Tracking::of(ack_eliciting),
             records,
         )?;
         Some(Built { ack_eliciting })
@@ -412,11 +432,15 @@ impl Connection {
         ack_eliciting: &mut bool,
     ) {
         if let Some(p) = self.paths.get_mut(&path_id) {
-            let here = p.response_to.is_none_or(|(to, _)| to == p.remote);
-            if end.saturating_sub(buf.len()) >= 9 && here {
+            let here = p.response_to.is_none_or(|(to, local, _)| p.is_current(to, local));
+            if end.saturating_sub(buf.len()) >= 10 && here {
                 if let Some(data) = p.path_response.take() {
                     p.response_to = None;
                     Frame::PathResponse(data).encode(buf);
+                    // RFC 9000 §9.3.3: "An endpoint that receives a PATH_CHALLENGE on an active path SHOULD send
+                    // a non-probing packet in response" (it moves the peer back if an attacker's copies had
+                    // moved it elsewhere).
+                    Frame::Ping.encode(buf);
                     *ack_eliciting = true;
                 }
             }
@@ -461,9 +485,10 @@ impl Connection {
         start: usize,
         buf: &mut Vec<u8>,
         pad_to: Option<usize>,
-        ack_eliciting: bool,
+        tracking: Tracking,
         records: Records,
     ) -> Option<()> {
+        let ack_eliciting = tracking == Tracking::AckEliciting;
         let mut target = start + pe.min_packet_len();
         if let Some(p) = pad_to {
             target = target.max(p);
@@ -511,7 +536,7 @@ impl Connection {
             OutgoingPacket {
                 size,
                 ack_eliciting,
-                in_flight: ack_eliciting || padded,
+                in_flight: ack_eliciting || (padded && tracking != Tracking::OffPath),
                 app_limited,
                 frames: records,
             },
@@ -547,44 +572,37 @@ impl Connection {
         }
     }
 
-    /// A datagram with only a PATH_RESPONSE (padded within `budget`) to `to`, an address other than the
-    /// path's current one: not counted against the path's anti-amplification budget, which belongs to the
-    /// path's address.
-    fn transmit_off_path_response(
-        &mut self,
-        now: Instant,
-        path_id: PathId,
-        data: [u8; 8],
-        to: std::net::SocketAddr,
-        budget: u64,
-        buf: &mut Vec<u8>,
-    ) -> Option<Transmit> {
-        let parts = self.header_parts(Level::OneRtt, SpaceId::Data, path_id)?;
+    /// A datagram with one probing frame (PATH_CHALLENGE or PATH_RESPONSE, padded to 1200 bytes within
+    /// `budget`) to a 4-tuple other than the path's current one. It is kept out of the path's congestion
+    /// control, loss recovery and anti-amplification budget, which belong to the path's current address: the
+    /// frame's own timers (the validation timer, the peer's challenge) repeat it if it is lost.
+    fn transmit_off_path(&mut self, now: Instant, off: OffPath<'_>, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let mut parts = self.header_parts(Level::OneRtt, SpaceId::Data, off.path)?;
+        parts.dcid = off.dcid;
         let (pn, pn_len) = (parts.pn, parts.pn_len);
         let header = parts.header(Level::OneRtt);
         let pe = header.encode(pn, pn_len, buf);
-        Frame::PathResponse(data).encode(buf);
-        let max = usize::try_from(budget).unwrap_or(usize::MAX);
+        off.frame.encode(buf);
+        let max = usize::try_from(off.budget).unwrap_or(usize::MAX);
         let pad_to = (max > buf.len() + TAG_LEN).then_some(MIN_INITIAL_DATAGRAM_SIZE.min(max));
         self.seal_packet(
             now,
             Level::OneRtt,
-            path_id,
+            off.path,
             pn,
             pe,
             0,
             buf,
             pad_to,
-            true,
+            Tracking::OffPath,
             Vec::new(),
         )?;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;
-        let path = self.paths.get(&path_id)?;
         Some(Transmit {
-            path: path_id,
-            local: path.local,
-            remote: to,
+            path: off.path,
+            local: off.local,
+            remote: off.to,
             ecn: None,
             size: buf.len(),
             segment_size: None,
@@ -679,8 +697,50 @@ impl Connection {
                 .encode(buf);
             }
         }
-        self.seal_packet(now, level, path_id, pn, pe, start, buf, pad_to, false, Vec::new())
+        self.seal_packet(
+            now,
+            level,
+            path_id,
+            pn,
+            pe,
+            start,
+            buf,
+            pad_to,
+            Tracking::NotAckEliciting,
+            Vec::new(),
+        )
     }
+}
+
+/// How a sealed packet is tracked by loss recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tracking {
+    /// Ack-eliciting, in flight, congestion controlled.
+    AckEliciting,
+    /// Not ack-eliciting (in flight only if padded).
+    NotAckEliciting,
+    /// A probe sent to another 4-tuple: remembered for ACK validation only.
+    OffPath,
+}
+
+impl Tracking {
+    fn of(ack_eliciting: bool) -> Self {
+        if ack_eliciting {
+            Tracking::AckEliciting
+        } else {
+            Tracking::NotAckEliciting
+        }
+    }
+}
+
+/// A single-frame datagram to another 4-tuple of a path.
+struct OffPath<'a> {
+    path: PathId,
+    frame: Frame<'a>,
+    dcid: crate::proto::packet::ConnectionId,
+    to: std::net::SocketAddr,
+    local: Option<std::net::SocketAddr>,
+    budget: u64,
 }
 
 /// What the header of the next packet needs, owned so that [`OutgoingHeader`] can borrow it.

@@ -86,6 +86,12 @@ pub struct Pair {
     pub spoof_next: Option<SocketAddr>,
     /// Bytes the server sent, by destination address.
     pub server_sent_to: HashMap<SocketAddr, u64>,
+    /// Bytes the server sent, by source address.
+    pub server_sent_from: HashMap<SocketAddr, u64>,
+    /// Other addresses the server receives on (e.g. its preferred address).
+    pub server_extra_addrs: Vec<SocketAddr>,
+    /// Datagrams to these addresses are lost.
+    pub blackholed: Vec<SocketAddr>,
 }
 
 impl Pair {
@@ -129,6 +135,9 @@ impl Pair {
             client_nat: None,
             spoof_next: None,
             server_sent_to: HashMap::new(),
+            server_sent_from: HashMap::new(),
+            server_extra_addrs: Vec::new(),
+            blackholed: Vec::new(),
         }
     }
 
@@ -157,7 +166,7 @@ impl Pair {
                     let from = if to_server {
                         self.client_nat.unwrap_or(t.local.unwrap_or(node_addr))
                     } else {
-                        node_addr
+                        t.local.unwrap_or(node_addr)
                     };
                     out.push((buf[..t.size].to_vec(), t.ecn, from, t.remote));
                     assert!(out.len() < 100_000, "runaway sender");
@@ -166,6 +175,11 @@ impl Pair {
             for (data, ecn, from, to) in out {
                 if !to_server {
                     *self.server_sent_to.entry(to).or_default() += data.len() as u64;
+                    *self.server_sent_from.entry(from).or_default() += data.len() as u64;
+                }
+                if self.blackholed.contains(&to) {
+                    self.dropped += 1;
+                    continue;
                 }
                 if to_server {
                     if let Some(spoof) = self.spoof_next.take() {
@@ -210,6 +224,11 @@ impl Pair {
             self.delivered += 1;
             let from = p.from;
             let node = if p.to_server {
+                // Datagrams to an address the server does not have are lost.
+                if p.to != self.server.addr && !self.server_extra_addrs.contains(&p.to) {
+                    self.dropped += 1;
+                    continue;
+                }
                 &mut self.server
             } else {
                 // Datagrams to an address the client no longer has (old NAT mapping, old local address) are lost.
@@ -219,10 +238,11 @@ impl Pair {
                 }
                 &mut self.client
             };
-            match node.ep.handle(now, Some(node.addr), from, p.ecn, &mut p.data) {
+            let local = if p.to_server { p.to } else { node.addr };
+            match node.ep.handle(now, Some(local), from, p.ecn, &mut p.data) {
                 Some(DatagramEvent::Known(h)) => {
                     if let Some(c) = node.conns.get_mut(&h) {
-                        c.handle_datagram(now, Some(node.addr), from, p.ecn, &mut p.data);
+                        c.handle_datagram(now, Some(local), from, p.ecn, &mut p.data);
                     }
                 }
                 Some(DatagramEvent::NewConnection(h, c)) => {

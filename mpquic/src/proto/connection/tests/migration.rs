@@ -305,3 +305,115 @@ fn rebinding_resets_rtt_only_when_the_ip_changes() {
         "new IP resets RTT"
     );
 }
+
+const PREFERRED: &str = "10.0.0.3:4443";
+
+fn preferred_config() -> TransportConfig {
+    let std::net::SocketAddr::V4(v4) = addr(PREFERRED) else {
+        unreachable!()
+    };
+    TransportConfig {
+        preferred_address: Some(crate::proto::connection::PreferredAddressConfig {
+            ipv4: Some(v4),
+            ipv6: None,
+        }),
+        ..TransportConfig::default()
+    }
+}
+
+fn client_remote(p: &mut Pair) -> SocketAddr {
+    p.client.conn().paths[&PathId(0)].remote
+}
+
+#[test]
+fn client_moves_to_the_servers_preferred_address_rfc9000_9_6() {
+    let mut p = Pair::new(None, preferred_config(), 31);
+    p.server_extra_addrs.push(addr(PREFERRED));
+    p.handshake();
+    let pa = p.client.conn().peer_preferred_address().cloned().unwrap();
+    let cid_before = p.client.conn().remote_cid(PathId(0)).unwrap();
+    transfer_with(&mut p, 600_000, 300_000, |_| {});
+    assert_eq!(client_remote(&mut p), addr(PREFERRED));
+    // RFC 9000 §9.6.1: "using the new connection ID" — the one from the transport parameter (sequence 1).
+    let cid_after = p.client.conn().remote_cid(PathId(0)).unwrap();
+    assert_ne!(cid_after, cid_before);
+    assert_eq!(cid_after, pa.connection_id);
+    assert!(p.client.events.iter().any(|(_, e)| matches!(
+        e,
+        crate::proto::connection::Event::PeerAddressChanged { remote, .. } if *remote == addr(PREFERRED)
+    )));
+    // RFC 9000 §9.6.2: the server validated the path from its preferred address and now sends from there.
+    let server_path = &p.server.conn().paths[&PathId(0)];
+    assert_eq!(server_path.local, Some(addr(PREFERRED)));
+    assert!(server_path.validated);
+    assert!(p.server_sent_from.get(&addr(PREFERRED)).copied().unwrap_or(0) > 100_000);
+    assert!(!p.client.conn().alt_probe_pending(PathId(0)));
+    assert!(!p.server.conn().alt_probe_pending(PathId(0)));
+}
+
+#[test]
+fn unreachable_preferred_address_keeps_the_original_path_rfc9000_9_6_1() {
+    let mut p = Pair::new(None, preferred_config(), 32);
+    p.server_extra_addrs.push(addr(PREFERRED));
+    p.blackholed.push(addr(PREFERRED));
+    p.handshake();
+    assert!(
+        p.client.conn().alt_probe_pending(PathId(0)),
+        "no probe of the preferred address"
+    );
+    transfer_with(&mut p, 300_000, 100_000, |_| {});
+    let ok = p.drive_until(Duration::from_secs(10), |p| {
+        !p.client.conn().alt_probe_pending(PathId(0))
+    });
+    assert!(ok, "the probe never gave up");
+    // "If path validation fails, the client MUST continue sending all future packets to the server's original
+    // IP address."
+    assert_eq!(client_remote(&mut p), addr(super::harness::SERVER));
+    // Lost probes are not congestion signals for the path in use.
+    let cc = p.client.conn().path_stats(PathId(0)).unwrap().cc.unwrap();
+    assert_eq!(
+        cc.ssthresh, None,
+        "a lost probe reduced the window of the path in use"
+    );
+}
+
+#[test]
+fn client_can_decline_the_preferred_address() {
+    let mut transport = preferred_config();
+    transport.use_preferred_address = false;
+    let mut p = Pair::new(None, transport, 33);
+    p.server_extra_addrs.push(addr(PREFERRED));
+    p.handshake();
+    assert!(p.client.conn().peer_preferred_address().is_some());
+    transfer_with(&mut p, 100_000, 50_000, |_| {});
+    assert_eq!(client_remote(&mut p), addr(super::harness::SERVER));
+    assert_eq!(p.server_sent_from.get(&addr(PREFERRED)), None);
+}
+
+#[test]
+fn apparent_migration_challenges_the_previous_address_rfc9000_9_3_3() {
+    let mut p = Pair::new(None, TransportConfig::default(), 34);
+    p.handshake();
+    let s = p.client.conn().open_bi().unwrap();
+    p.client.conn().write(s, bytes::Bytes::from_static(b"x")).unwrap();
+    p.spoof_next = Some(addr(ATTACKER));
+    p.run_for(Duration::from_millis(10));
+    assert_eq!(server_path(&mut p).0, addr(ATTACKER));
+    // "In response to an apparent migration, endpoints MUST validate the previously active path using a
+    // PATH_CHALLENGE frame."
+    let alt = p.server.conn().paths[&PathId(0)]
+        .alt
+        .clone()
+        .expect("no challenge of the old path");
+    assert_eq!(alt.remote, addr(super::harness::CLIENT));
+    let validations = server_path(&mut p).2;
+    // The genuine client answers on its active path with a non-probing packet, which moves the server back.
+    let ok = p.drive_until(Duration::from_secs(2), |p| {
+        server_path(p).0 == addr(super::harness::CLIENT) && !p.server.conn().alt_probe_pending(PathId(0))
+    });
+    assert!(ok, "the server did not return to the genuine address");
+    assert!(
+        server_path(&mut p).2 > validations,
+        "the old path's challenge was not answered"
+    );
+}
