@@ -46,19 +46,20 @@ pub(super) struct AltProbe {
 }
 
 impl Connection {
-    /// Starts probing `remote` from `local` on path 0 with `dcid`.
+    /// Starts probing `remote` from `local` on `path` with `dcid`.
     pub(super) fn start_alt_probe(
         &mut self,
         now: Instant,
+        path: PathId,
         kind: AltKind,
         remote: SocketAddr,
         local: Option<SocketAddr>,
         dcid: ConnectionId,
     ) {
-        let Some(challenge) = self.new_challenge(now, PathId(0)) else {
+        let Some(challenge) = self.new_challenge(now, path) else {
             return;
         };
-        if let Some(p) = self.paths.get_mut(&PathId(0)) {
+        if let Some(p) = self.paths.get_mut(&path) {
             p.alt = Some(AltProbe {
                 kind,
                 remote,
@@ -76,11 +77,7 @@ impl Connection {
         if self.side != Side::Client || !self.config.use_preferred_address {
             return;
         }
-        let Some(pa) = self
-            .peer_params
-            .as_ref()
-            .and_then(|p| p.preferred_address)
-        else {
+        let Some(pa) = self.peer_params.as_ref().and_then(|p| p.preferred_address) else {
             return;
         };
         let Some(p) = self.paths.get(&PathId(0)) else {
@@ -101,7 +98,7 @@ impl Connection {
         let Some(dcid) = self.remote_cids.spare(PathId(0)) else {
             return;
         };
-        self.start_alt_probe(now, AltKind::Preferred, target, local, dcid);
+        self.start_alt_probe(now, PathId(0), AltKind::Preferred, target, local, dcid);
     }
 
     /// A PATH_RESPONSE with `data` arrived: completes the probe that sent it.

@@ -39,6 +39,9 @@ pub struct TransportConfig {
     /// Server: addresses to offer in the preferred_address transport parameter (RFC 9000 §9.6), with a fresh
     /// connection ID. The server must receive on them (bind the socket to the wildcard address, or to each).
     pub preferred_address: Option<PreferredAddressConfig>,
+    /// Offer multipath (draft-ietf-quic-multipath-21) with this initial_max_path_id: the largest path ID we
+    /// accept at the start (`None`: multipath off). Needs non-zero-length connection IDs.
+    pub initial_max_path_id: Option<u32>,
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
     pub use_preferred_address: bool,
@@ -67,6 +70,7 @@ impl Default for TransportConfig {
             max_udp_payload: 1200,
             disable_active_migration: false,
             preferred_address: None,
+            initial_max_path_id: None,
             use_preferred_address: true,
         }
     }

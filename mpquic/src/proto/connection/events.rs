@@ -70,6 +70,12 @@ pub enum Event {
     DatagramReceived,
     /// A key update completed (initiated by either side).
     KeyUpdated,
+    /// A path was abandoned (PATH_ABANDON sent or received, draft-ietf-quic-multipath-21 §3); its unacknowledged
+    /// data is sent again on the other paths.
+    PathAbandoned {
+        /// The path.
+        path: crate::cc::PathId,
+    },
     /// A path now sends to another peer address: the client moved to the server's preferred address
     /// (RFC 9000 §9.6).
     PeerAddressChanged {

@@ -35,6 +35,11 @@ pub(super) enum FrameRecord {
     NewToken,
     /// RETIRE_CONNECTION_ID for one of the peer's connection IDs.
     RetireCid { path: PathId, seq: u64 },
+    /// PATH_ABANDON (draft-ietf-quic-multipath-21 §3: "retransmitted if lost").
+    PathAbandon {
+        path: PathId,
+        code: crate::proto::coding::VarInt,
+    },
 }
 
 /// The records of one packet.
@@ -61,6 +66,7 @@ impl Connection {
                 },
                 FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_acked(path, seq),
                 FrameRecord::Crypto { .. }
+                | FrameRecord::PathAbandon { .. }
                 | FrameRecord::HandshakeDone
                 | FrameRecord::NewCid { .. }
                 | FrameRecord::NewToken => {}
@@ -83,6 +89,7 @@ impl Connection {
                 FrameRecord::NewToken => self.on_new_token_lost(),
                 FrameRecord::NewCid { path, seq } => self.local_cids.on_lost(path, seq),
                 FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_lost(path, seq),
+                FrameRecord::PathAbandon { path, code } => self.pending_abandon.push((path, code)),
                 FrameRecord::Ack { .. } => {}
             }
         }

@@ -217,12 +217,13 @@ impl Connection {
     pub(super) fn on_peer_address_change(
         &mut self,
         now: Instant,
+        path: PathId,
         from: SocketAddr,
         local: Option<SocketAddr>,
         len: u64,
     ) {
         let mtu = self.config.max_udp_payload;
-        let Some(p) = self.paths.get_mut(&PathId(0)) else {
+        let Some(p) = self.paths.get_mut(&path) else {
             return;
         };
         let old = p.remote;
@@ -238,7 +239,7 @@ impl Connection {
                 // receives a non-probing packet from the client at its preferred address and until the server has
                 // validated the new path. The server MUST probe on the path toward the client from its preferred
                 // address."
-                self.start_alt_probe(now, super::alt_path::AltKind::Local, from, local, old_cid);
+                self.start_alt_probe(now, path, super::alt_path::AltKind::Local, from, local, old_cid);
             }
             return;
         }
@@ -273,27 +274,28 @@ impl Connection {
         // control state and RTT estimate" when only the port changed (NAT rebinding).
         if old.ip() != from.ip() {
             p.recovery.reset_rtt();
-            self.cc.on_path_removed(PathId(0));
-            self.cc.on_path_added(PathId(0), now, mtu);
+            self.cc.on_path_removed(path);
+            self.cc.on_path_added(path, now, mtu);
         }
         // RFC 9000 §9.5: "An endpoint MUST NOT reuse a connection ID when sending to more than one destination
         // address." Without a spare one, the current one is kept (a NAT rebinding is invisible to the peer).
-        self.rotate_remote_cid(PathId(0));
+        self.rotate_remote_cid(path);
         if !back {
-            self.start_path_validation(now, PathId(0));
+            self.start_path_validation(now, path);
             if old_validated {
                 // RFC 9000 §9.3.3: "In response to an apparent migration, endpoints MUST validate the previously
                 // active path using a PATH_CHALLENGE frame." The probe uses the connection ID that address knew.
-                let old_local = self.paths.get(&PathId(0)).and_then(|p| p.local);
+                let old_local = self.paths.get(&path).and_then(|p| p.local);
                 self.start_alt_probe(
                     now,
+                    path,
                     super::alt_path::AltKind::Previous,
                     old,
                     old_local,
                     old_cid,
                 );
             }
-        } else if let Some(p) = self.paths.get_mut(&PathId(0)) {
+        } else if let Some(p) = self.paths.get_mut(&path) {
             // Back on the previously active address: its check is moot.
             if p.alt.as_ref().is_some_and(|a| a.remote == from) {
                 p.alt = None;

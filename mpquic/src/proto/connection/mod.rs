@@ -21,6 +21,7 @@ mod ecn;
 mod events;
 mod frames_out;
 mod migration;
+mod multipath;
 mod paths;
 mod probes;
 mod recv;
@@ -42,6 +43,7 @@ pub use config::{ClientConfig, PreferredAddressConfig, Rng, ServerConfig, Transp
 pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
+pub use multipath::ClosePathError;
 pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
@@ -199,6 +201,8 @@ pub struct Connection {
     stats: ConnectionStats,
     /// The latest `now` seen by `handle_timeout` (for pacing queries in `poll_timeout`).
     last_now: Instant,
+    /// PATH_ABANDON frames to send: (path, error code).
+    pending_abandon: Vec<(PathId, VarInt)>,
     /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
     raw_frames: Vec<Vec<u8>>,
     /// Retry and address-validation tokens.
@@ -324,6 +328,11 @@ impl Connection {
         p.initial_source_connection_id = Some(new.local_cid);
         p.active_connection_id_limit = VarInt::from_u64(LOCAL_CID_LIMIT).unwrap_or(VarInt::MAX);
         p.disable_active_migration = new.config.disable_active_migration;
+        // draft-ietf-quic-multipath-21 §2: "When advertising the initial_max_path_id transport parameter, the
+        // endpoint MUST use non-zero-length Source and Destination Connection IDs."
+        if !new.local_cid.is_empty() {
+            p.initial_max_path_id = new.config.initial_max_path_id;
+        }
         if new.side == Side::Server {
             p.original_destination_connection_id = Some(new.orig_dcid);
             // RFC 9000 §18.2: the server's stateless_reset_token goes with its handshake connection ID.
@@ -373,7 +382,7 @@ impl Connection {
         let streams = Streams::new(new.side, new.config.streams.clone());
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
         let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
-        let path_ids = crate::proto::cid::PathIds::new(new.side, None);
+        let path_ids = crate::proto::cid::PathIds::new(new.side, local_params.initial_max_path_id);
         Ok(Connection {
             side: new.side,
             rng,
@@ -410,6 +419,7 @@ impl Connection {
             stats: ConnectionStats::default(),
             last_now: new.now,
             raw_frames: Vec::new(),
+            pending_abandon: Vec::new(),
             raw_initial_frames: Vec::new(),
             rx_from: None,
             rx_migrate: false,
@@ -685,8 +695,14 @@ impl Connection {
             }
         }
         self.streams.set_peer_params(&params);
+        self.path_ids.set_peer_initial(params.initial_max_path_id);
+        let multipath = self.path_ids.multipath();
+        if let Some(observed) = observed {
+            crate::proto::transport_params::check_multipath_cids(&params, &self.local_cid, &observed)?;
+        }
         self.local_cids
-            .set_peer_params(params.active_connection_id_limit.into_inner(), false);
+            .set_peer_params(params.active_connection_id_limit.into_inner(), multipath);
+        self.remote_cids.set_multipath(multipath);
         if self.side == Side::Client {
             if let Some(t) = params.stateless_reset_token {
                 self.remote_cids.set_initial_reset_token(t);

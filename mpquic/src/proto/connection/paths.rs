@@ -24,8 +24,10 @@ pub(super) struct Path {
     pub(super) remote_cid: ConnectionId,
     pub(super) recovery: PathRecovery<Records>,
     pub(super) ack: AckTracker,
-    /// Whether the peer's address is validated (RFC 9000 §8.1); until then the 3× limit applies.
+    /// Whether the peer's address is validated (RFC 9000 §8.1); until then the 3× limit applies to a server.
     pub(super) validated: bool,
+    /// We are the server (the anti-amplification limit is the server's, RFC 9000 §8.1).
+    pub(super) is_server: bool,
     pub(super) bytes_received: u64,
     pub(super) bytes_sent: u64,
     pub(super) mtu: u16,
@@ -49,6 +51,10 @@ pub(super) struct Path {
     /// Retransmittable frame records of unacknowledged ack-eliciting packets, by (space, packet number), for
     /// PTO probes.
     pub(super) unacked: std::collections::BTreeMap<(u8, u64), Records>,
+    /// Abandoned (PATH_ABANDON sent or received): the state is deleted at this time (3 PTO later).
+    pub(super) abandoned_at: Option<Instant>,
+    /// The highest PATH_STATUS sequence number received for this path.
+    pub(super) peer_status_seq: Option<u64>,
     /// ECN marking and validation.
     pub(super) ecn: super::ecn::EcnPath,
 }
@@ -72,6 +78,7 @@ impl Path {
             ack: AckTracker::new(SpaceKind::Data, ack),
             // A client trusts the address it chose to contact.
             validated: !is_server,
+            is_server,
             bytes_received: 0,
             bytes_sent: 0,
             mtu,
@@ -84,6 +91,8 @@ impl Path {
             validations: 0,
             unacked: std::collections::BTreeMap::new(),
             ecn: super::ecn::EcnPath::default(),
+            peer_status_seq: None,
+            abandoned_at: None,
         }
     }
 
@@ -94,7 +103,7 @@ impl Path {
 
     /// How many more bytes we may send before the peer's address is validated.
     pub(super) fn amplification_budget(&self) -> u64 {
-        if self.validated {
+        if self.validated || !self.is_server {
             return u64::MAX;
         }
         // RFC 9000 §8.1: "Prior to validating the client address, servers MUST NOT send more than three times
@@ -117,6 +126,7 @@ impl Path {
         let rtt = self.recovery.rtt();
         let mut v = PathView::new(self.id.0, cc.window(self.id), rtt.smoothed());
         v.validated = self.validated;
+        v.abandoned = self.abandoned_at.is_some();
         v.status = self.status;
         v.bytes_in_flight = self.recovery.bytes_in_flight();
         v.rttvar = rtt.var();

@@ -38,8 +38,13 @@ impl Connection {
         }
         self.stats.datagrams_received += 1;
         self.last_now = now;
-        let path_id = PathId(0);
+        let path_id = self.datagram_path(data);
         let len = data.len() as u64;
+        if !self.paths.contains_key(&path_id) && !self.accept_new_path(now, path_id, remote, local) {
+            // A path we abandoned or never heard of (a client learns of no path it did not open).
+            self.stats.packets_dropped += 1;
+            return;
+        }
         let mut on_path = true;
         if let Some(p) = self.paths.get_mut(&path_id) {
             // A client only follows its own address changes (Connection::migrate); a server counts bytes from a
@@ -101,7 +106,7 @@ impl Connection {
             self.check_stateless_reset(now, tail);
         }
         if !on_path && self.rx_migrate {
-            self.on_peer_address_change(now, remote, local, len);
+            self.on_peer_address_change(now, path_id, remote, local, len);
         }
         self.rx_from = None;
         self.rx_migrate = false;
@@ -420,17 +425,11 @@ impl Connection {
                 self.datagrams_in.push_back(payload.slice_ref(d.data));
                 self.events.push_back(Event::DatagramReceived);
             }
-            Frame::PathAbandon(_)
-            | Frame::PathStatus(_)
-            | Frame::MaxPathId(_)
-            | Frame::PathsBlocked(_)
-            | Frame::PathCidsBlocked(_) => {
-                // draft-ietf-quic-multipath-21 §2: multipath frames are only valid once both endpoints sent
-                // initial_max_path_id; we do not offer it yet.
-                return Err(
-                    TransportError::protocol_violation("multipath frame without multipath").with_frame(ty),
-                );
-            }
+            Frame::PathStatus(f) => self.on_path_status_frame(&f)?,
+            Frame::MaxPathId(max) => self.on_max_path_id_frame(max)?,
+            Frame::PathsBlocked(max) => self.on_paths_blocked_frame(max)?,
+            Frame::PathCidsBlocked(f) => self.on_path_cids_blocked_frame(&f)?,
+            Frame::PathAbandon(f) => self.on_path_abandon_frame(now, &f)?,
         }
         Ok(())
     }
@@ -446,12 +445,13 @@ impl Connection {
             Level::Initial => (SpaceId::Initial, PathId(0)),
             Level::Handshake => (SpaceId::Handshake, PathId(0)),
             Level::OneRtt => {
-                if ack.path_id.is_some() {
-                    // draft-ietf-quic-multipath-21: PATH_ACK is a multipath frame.
-                    return Err(TransportError::protocol_violation("PATH_ACK without multipath")
-                        .with_frame(ack.ty().0));
+                // draft-ietf-quic-multipath-21 §2: PATH_ACK acknowledges one path's packets and may travel on any
+                // path; a plain ACK in 1-RTT means path 0. Unknown or abandoned paths: ignored.
+                let _ = path_id;
+                match self.path_ids.check_frame_path(ack.path_id, ack.ty())? {
+                    crate::proto::cid::PathDisposition::Process(p) => (SpaceId::Data, p),
+                    crate::proto::cid::PathDisposition::Ignore => return Ok(()),
                 }
-                (SpaceId::Data, path_id)
             }
         };
         let exponent = if level == Level::OneRtt {

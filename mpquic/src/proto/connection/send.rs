@@ -229,15 +229,18 @@ impl Connection {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
         }
+        let control = self.control_path();
         self.paths
             .values()
+            .filter(|p| p.abandoned_at.is_none())
             .find(|p| {
                 p.path_response.is_some()
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
                     || (p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
-                    || (p.id == PathId(0)
+                    || (p.id == control
                         && (self.handshake_done_pending
+                            || !self.pending_abandon.is_empty()
                             || !self.raw_frames.is_empty()
                             || self.streams.has_control_frames()
                             || self.has_cid_frames()
@@ -281,8 +284,9 @@ impl Connection {
         };
         let ack = p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now));
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
-        let control = path_id == PathId(0)
+        let control = path_id == self.control_path()
             && (self.handshake_done_pending
+                || !self.pending_abandon.is_empty()
                 || !self.raw_frames.is_empty()
                 || self.streams.has_control_frames()
                 || self.has_cid_frames()
@@ -414,7 +418,9 @@ impl Connection {
         if !tracker.has_new_packets() {
             return;
         }
-        if let Some(w) = tracker.write_ack(now, None, exponent, buf, room) {
+        // draft-ietf-quic-multipath-21 §5: once multipath is negotiated, 1-RTT acknowledgements are PATH_ACKs.
+        let path_ack = (level == Level::OneRtt && self.path_ids.multipath()).then_some(path_id);
+        if let Some(w) = tracker.write_ack(now, path_ack, exponent, buf, room) {
             records.push(FrameRecord::Ack {
                 level,
                 path: path_id,
@@ -451,8 +457,21 @@ impl Connection {
                 }
             }
         }
-        if path_id != PathId(0) {
+        if path_id != self.control_path() {
             return;
+        }
+        while let Some((path, code)) = self.pending_abandon.last().copied() {
+            let f = crate::proto::frame::PathAbandon {
+                path_id: path,
+                error_code: code,
+            };
+            if f.encoded_len() > end.saturating_sub(buf.len()) {
+                break;
+            }
+            self.pending_abandon.pop();
+            Frame::PathAbandon(f).encode(buf);
+            records.push(FrameRecord::PathAbandon { path, code });
+            *ack_eliciting = true;
         }
         while let Some(f) = self.raw_frames.pop() {
             buf.extend_from_slice(&f);
@@ -776,6 +795,15 @@ impl HeaderParts {
 }
 
 impl Connection {
+    /// The path that carries connection-level control frames: path 0, or the lowest live path once path 0 is
+    /// abandoned.
+    pub(super) fn control_path(&self) -> PathId {
+        self.paths
+            .values()
+            .find(|p| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0)))
+            .map_or(PathId(0), |p| p.id)
+    }
+
     /// Connection IDs, token, next packet number (RFC 9000 §17.1 length) and key phase for the next packet of
     /// `space` on `path_id` (`None` for an unknown path or an exhausted packet-number space).
     fn header_parts(&self, level: Level, space: SpaceId, path_id: PathId) -> Option<HeaderParts> {

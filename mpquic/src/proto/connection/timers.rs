@@ -26,13 +26,14 @@ impl Connection {
         consider(self.idle_deadline);
         consider(self.key_discard_deadline);
         consider(self.validation_timeout());
+        consider(self.abandoned_path_timeout());
         for s in &self.spaces {
             if s.keys.is_some() {
                 consider(s.ack.ack_deadline());
             }
         }
         let data_waiting = self.streams.has_stream_data() || !self.datagrams_out.is_empty();
-        for p in self.paths.values() {
+        for p in self.paths.values().filter(|p| p.abandoned_at.is_none()) {
             consider(p.recovery.loss_detection_timer());
             if self.handshake_complete {
                 consider(p.ack.ack_deadline());
@@ -78,6 +79,9 @@ impl Connection {
         }
         if self.validation_timeout().is_some_and(|t| now >= t) {
             self.on_validation_timeout(now);
+        }
+        if self.abandoned_path_timeout().is_some_and(|t| now >= t) {
+            self.on_abandoned_path_timeout(now);
         }
         let ids: Vec<_> = self.paths.keys().copied().collect();
         for id in ids {

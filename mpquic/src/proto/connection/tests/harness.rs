@@ -90,6 +90,8 @@ pub struct Pair {
     pub server_sent_from: HashMap<SocketAddr, u64>,
     /// Other addresses the server receives on (e.g. its preferred address).
     pub server_extra_addrs: Vec<SocketAddr>,
+    /// Other addresses the client receives on (its second interface).
+    pub client_extra_addrs: Vec<SocketAddr>,
     /// Datagrams to these addresses are lost.
     pub blackholed: Vec<SocketAddr>,
 }
@@ -137,6 +139,7 @@ impl Pair {
             server_sent_to: HashMap::new(),
             server_sent_from: HashMap::new(),
             server_extra_addrs: Vec::new(),
+            client_extra_addrs: Vec::new(),
             blackholed: Vec::new(),
         }
     }
@@ -232,13 +235,15 @@ impl Pair {
                 &mut self.server
             } else {
                 // Datagrams to an address the client no longer has (old NAT mapping, old local address) are lost.
-                if p.to != self.client_nat.unwrap_or(self.client.addr) {
+                if p.to != self.client_nat.unwrap_or(self.client.addr)
+                    && !self.client_extra_addrs.contains(&p.to)
+                {
                     self.dropped += 1;
                     continue;
                 }
                 &mut self.client
             };
-            let local = if p.to_server { p.to } else { node.addr };
+            let local = p.to;
             match node.ep.handle(now, Some(local), from, p.ecn, &mut p.data) {
                 Some(DatagramEvent::Known(h)) => {
                     if let Some(c) = node.conns.get_mut(&h) {

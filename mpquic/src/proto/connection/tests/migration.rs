@@ -16,7 +16,7 @@ const ATTACKER: &str = "192.0.2.66:666";
 
 /// A bidirectional transfer of `size` bytes each way; `at` runs once when the server has received `trigger`
 /// bytes. Checks both directions with SHA-256.
-fn transfer_with(p: &mut Pair, size: usize, trigger: usize, mut at: impl FnMut(&mut Pair)) {
+pub(super) fn transfer_with(p: &mut Pair, size: usize, trigger: usize, mut at: impl FnMut(&mut Pair)) {
     let a = pattern(size, 1);
     let b = pattern(size, 2);
     let mut fc = Flow::default();

@@ -14,6 +14,7 @@ mod fuzz;
 mod handshake;
 mod harness;
 mod migration;
+mod multipath;
 mod probes;
 mod random;
 mod reset;

@@ -1,0 +1,322 @@
+//! Multipath (draft-ietf-quic-multipath-21): negotiation through initial_max_path_id, the path a datagram
+//! belongs to (the path ID of its Destination Connection ID), paths the client opens
+//! ([`Connection::open_path`]) and the server learns of, and the multipath frames that concern path IDs
+//! (PATH_ACK is handled with ACK; the connection-ID frames in `cids`).
+//!
+//! Once multipath is negotiated every 1-RTT packet of a path uses that path's packet-number space and the
+//! path ID in its AEAD nonce, and acknowledgements are PATH_ACK frames (sent on the path they acknowledge).
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use crate::cc::PathId;
+use crate::proto::cid::{OpenPathError, PathDisposition};
+use crate::proto::error::TransportError;
+use crate::proto::frame::{PathCidsBlocked, PathStatus as PathStatusFrame};
+use crate::proto::recovery::PathRecovery;
+use crate::proto::transport_params::Side;
+use crate::sched::{PathEvent, PathStatus};
+
+use super::Connection;
+use super::paths::Path;
+
+impl Connection {
+    /// Whether both sides sent initial_max_path_id (draft-ietf-quic-multipath-21 §2).
+    pub fn multipath(&self) -> bool {
+        self.path_ids.multipath()
+    }
+
+    /// The path ID a datagram's first packet names: the path of a short header's Destination Connection ID;
+    /// long headers (and unknown connection IDs) belong to path 0.
+    pub(super) fn datagram_path(&self, data: &[u8]) -> PathId {
+        let Some(first) = data.first() else {
+            return PathId(0);
+        };
+        // RFC 9000 §17.3: a short header has the Header Form bit clear; its DCID follows the first byte.
+        if first & 0x80 != 0 || !self.multipath() {
+            return PathId(0);
+        }
+        let len = self.local_cid.len();
+        data.get(1..1 + len)
+            .and_then(crate::proto::packet::ConnectionId::new)
+            .and_then(|cid| self.local_cids.lookup(&cid))
+            .map_or(PathId(0), |info| info.path_id)
+    }
+
+    /// Server: a datagram arrived for path `id`, which we do not know yet (the client opened it,
+    /// draft-ietf-quic-multipath-21 §3). Creates it, unvalidated, and starts validating the client's address
+    /// on it. Returns `false` if the datagram must be dropped.
+    pub(super) fn accept_new_path(
+        &mut self,
+        now: Instant,
+        id: PathId,
+        remote: SocketAddr,
+        local: Option<SocketAddr>,
+    ) -> bool {
+        if self.side != Side::Server || !self.multipath() || self.paths.contains_key(&id) {
+            return false;
+        }
+        if self.path_ids.is_abandoned(id) || id > self.path_ids.local_max() {
+            return false;
+        }
+        // draft-ietf-quic-multipath-21 §3: a path needs connection IDs from both sides.
+        let Some(remote_cid) = self.remote_cids.current(id) else {
+            return false;
+        };
+        self.insert_path(now, id, remote, local, remote_cid, false);
+        self.remote_cids.start_using(id);
+        self.start_path_validation(now, id);
+        true
+    }
+
+    /// Opens a new path from `local` (our address, `None`: the socket's default) to `remote` (client only,
+    /// after the handshake is confirmed): the next path ID with a connection ID from each side, validated with
+    /// PATH_CHALLENGE before data is scheduled on it.
+    pub fn open_path(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        status: PathStatus,
+    ) -> Result<PathId, OpenPathError> {
+        if self.side != Side::Client {
+            return Err(OpenPathError::NotClient);
+        }
+        if !self.multipath() || !self.handshake_confirmed || self.state.is_closed() {
+            return Err(OpenPathError::NotNegotiated);
+        }
+        let remote_cids = &self.remote_cids;
+        let local_cids = &self.local_cids;
+        let id = self
+            .path_ids
+            .open_path(|p| remote_cids.has_cids(p) && local_cids.has_cids(p))?;
+        let remote_cid = self
+            .remote_cids
+            .current(id)
+            .ok_or(OpenPathError::NoConnectionIds(id))?;
+        self.insert_path(now, id, remote, local, remote_cid, false);
+        self.remote_cids.start_using(id);
+        if let Some(p) = self.paths.get_mut(&id) {
+            p.status = status;
+        }
+        self.start_path_validation(now, id);
+        self.issue_cids();
+        Ok(id)
+    }
+
+    fn insert_path(
+        &mut self,
+        now: Instant,
+        id: PathId,
+        remote: SocketAddr,
+        local: Option<SocketAddr>,
+        remote_cid: crate::proto::packet::ConnectionId,
+        validated: bool,
+    ) {
+        let mtu = self.config.max_udp_payload;
+        let mut p = Path::handshake_path(
+            remote,
+            remote_cid,
+            self.config.recovery,
+            self.config.ack,
+            self.side == Side::Server,
+            mtu,
+        );
+        p.id = id;
+        p.local = local;
+        p.validated = validated;
+        let mut recovery = PathRecovery::new(id, self.config.recovery);
+        if let Some(mad) = self.peer_params.as_ref().map(|pp| pp.max_ack_delay.into_inner()) {
+            recovery.set_max_ack_delay(now, std::time::Duration::from_millis(mad));
+        }
+        p.recovery = recovery;
+        self.cc.on_path_added(id, now, mtu);
+        self.sched
+            .on_path_event(&PathEvent::Added(crate::sched::PathId(id.0)));
+        self.paths.insert(id, p);
+    }
+
+    /// PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP from the peer.
+    pub(super) fn on_path_status_frame(&mut self, f: &PathStatusFrame) -> Result<(), TransportError> {
+        let PathDisposition::Process(id) = self.path_ids.check_frame_path(Some(f.path_id), f.ty())? else {
+            return Ok(());
+        };
+        let Some(p) = self.paths.get_mut(&id) else {
+            return Ok(());
+        };
+        // draft-ietf-quic-multipath-21 §3: "ignore a frame whose number is ≤ the highest seen for that path".
+        let seq = f.sequence.into_inner();
+        if p.peer_status_seq.is_some_and(|s| seq <= s) {
+            return Ok(());
+        }
+        p.peer_status_seq = Some(seq);
+        let status = if f.available {
+            PathStatus::Available
+        } else {
+            PathStatus::Backup
+        };
+        if p.status != status {
+            p.status = status;
+            self.sched
+                .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(id.0), status));
+        }
+        Ok(())
+    }
+
+    /// MAX_PATH_ID from the peer: more path IDs may get connection IDs.
+    pub(super) fn on_max_path_id_frame(&mut self, max: PathId) -> Result<(), TransportError> {
+        self.path_ids.handle_max_path_id(max)?;
+        self.issue_cids();
+        Ok(())
+    }
+
+    /// PATHS_BLOCKED from the peer (informational, checked).
+    pub(super) fn on_paths_blocked_frame(&mut self, max: PathId) -> Result<(), TransportError> {
+        self.path_ids.handle_paths_blocked(max)?;
+        Ok(())
+    }
+
+    /// PATH_CIDS_BLOCKED from the peer (informational, checked).
+    pub(super) fn on_path_cids_blocked_frame(&mut self, f: &PathCidsBlocked) -> Result<(), TransportError> {
+        let next = self.local_cids.next_sequence(f.path_id);
+        self.path_ids.check_path_cids_blocked(f, next)?;
+        Ok(())
+    }
+}
+
+/// Why [`Connection::close_path`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ClosePathError {
+    /// Multipath was not negotiated.
+    #[error("multipath not negotiated")]
+    NotNegotiated,
+    /// No such path, or it is already abandoned.
+    #[error("unknown or abandoned path")]
+    UnknownPath,
+    /// The last usable path cannot be abandoned (close the connection instead).
+    #[error("the last path cannot be abandoned")]
+    LastPath,
+}
+
+impl Connection {
+    /// Abandons `path` with PATH_ABANDON carrying `error_code` (draft-ietf-quic-multipath-21 §3): the peer's
+    /// connection IDs of the path are retired at once, every unacknowledged packet of the path counts as lost
+    /// and its frames are rescheduled on the surviving paths, and the path's state is kept 3 PTO for late
+    /// packets.
+    pub fn close_path(
+        &mut self,
+        now: Instant,
+        path: PathId,
+        error_code: crate::proto::coding::VarInt,
+    ) -> Result<(), ClosePathError> {
+        if !self.multipath() {
+            return Err(ClosePathError::NotNegotiated);
+        }
+        if self.paths.get(&path).is_none_or(|p| p.abandoned_at.is_some()) {
+            return Err(ClosePathError::UnknownPath);
+        }
+        if self.live_paths().all(|p| p == path) {
+            return Err(ClosePathError::LastPath);
+        }
+        self.abandon_path(now, path, Some(error_code));
+        Ok(())
+    }
+
+    /// Paths not abandoned.
+    pub(super) fn live_paths(&self) -> impl Iterator<Item = PathId> + '_ {
+        self.paths
+            .values()
+            .filter(|p| p.abandoned_at.is_none())
+            .map(|p| p.id)
+    }
+
+    /// PATH_ABANDON from the peer: we answer with our own (draft-ietf-quic-multipath-21 §3: "The receiver
+    /// replies with its own PATH_ABANDON") and abandon the path; if it was the last one, the connection closes.
+    pub(super) fn on_path_abandon_frame(
+        &mut self,
+        now: Instant,
+        f: &crate::proto::frame::PathAbandon,
+    ) -> Result<(), TransportError> {
+        let crate::proto::cid::PathDisposition::Process(id) = self
+            .path_ids
+            .check_frame_path(Some(f.path_id), crate::proto::frame::FrameType::PATH_ABANDON)?
+        else {
+            return Ok(());
+        };
+        let Some(p) = self.paths.get(&id) else {
+            // A path we never used: its ID is consumed all the same.
+            self.path_ids.abandon(id);
+            self.local_cids.abandon(id);
+            self.remote_cids.abandon(id);
+            return Ok(());
+        };
+        if p.abandoned_at.is_some() {
+            return Ok(());
+        }
+        self.abandon_path(now, id, Some(crate::proto::coding::VarInt::ZERO));
+        if self.live_paths().next().is_none() {
+            // draft-ietf-quic-multipath-21 §3: "If the last path is abandoned, the receiver SHOULD send
+            // CONNECTION_CLOSE".
+            self.close_with_error(
+                now,
+                TransportError::new(
+                    crate::proto::error::TransportErrorCode::NO_ERROR,
+                    "last path abandoned",
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    fn abandon_path(&mut self, now: Instant, id: PathId, frame: Option<crate::proto::coding::VarInt>) {
+        let three_pto = self.three_pto();
+        let Some(p) = self.paths.get_mut(&id) else {
+            return;
+        };
+        p.abandoned_at = Some(now + three_pto);
+        p.challenge = None;
+        p.alt = None;
+        p.path_response = None;
+        let lost = p.recovery.abandon();
+        p.unacked.clear();
+        if let Some(code) = frame {
+            self.pending_abandon.push((id, code));
+        }
+        // "Packets still unacknowledged when path state is deleted count as lost": their frames go to the
+        // surviving paths.
+        self.stats.packets_lost += lost.len() as u64;
+        for r in lost {
+            self.on_records_lost(r.frames);
+        }
+        self.path_ids.abandon(id);
+        self.local_cids.abandon(id);
+        self.remote_cids.abandon(id);
+        self.cc.on_path_removed(id);
+        self.sched
+            .on_path_event(&PathEvent::Abandoned(crate::sched::PathId(id.0)));
+        self.events.push_back(super::Event::PathAbandoned { path: id });
+        self.issue_cids();
+    }
+
+    /// The earliest time an abandoned path's state may be deleted.
+    pub(super) fn abandoned_path_timeout(&self) -> Option<Instant> {
+        self.paths.values().filter_map(|p| p.abandoned_at).min()
+    }
+
+    /// Deletes abandoned paths whose 3 PTO have passed.
+    pub(super) fn on_abandoned_path_timeout(&mut self, now: Instant) {
+        let due: Vec<_> = self
+            .paths
+            .values()
+            .filter(|p| p.abandoned_at.is_some_and(|t| now >= t))
+            .map(|p| p.id)
+            .collect();
+        for id in due {
+            self.paths.remove(&id);
+            self.local_cids.forget_path(id);
+            self.flush_routing_updates();
+            self.sched
+                .on_path_event(&PathEvent::Removed(crate::sched::PathId(id.0)));
+        }
+    }
+}

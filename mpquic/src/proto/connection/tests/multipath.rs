@@ -1,0 +1,157 @@
+//! Multipath (draft-ietf-quic-multipath-21) over the pair harness: negotiation, a second path opened by the
+//! client and carrying data in both directions, PATH_ABANDON with the data of the abandoned path sent again on
+//! the surviving one, and the rules that reject misuse.
+
+use std::time::Duration;
+
+use super::cids::{closed_with, lost};
+use super::harness::{CLIENT, Pair, SERVER, addr};
+use super::migration::transfer_with;
+use crate::cc::PathId;
+use crate::proto::coding::VarInt;
+use crate::proto::connection::{ClosePathError, Event, TransportConfig};
+use crate::proto::error::TransportErrorCode;
+use crate::proto::frame::{Frame, PathAbandon};
+use crate::sched::PathStatus;
+
+const CLIENT2: &str = "10.0.1.1:5555";
+
+fn mp_config() -> TransportConfig {
+    TransportConfig {
+        initial_max_path_id: Some(4),
+        ..TransportConfig::default()
+    }
+}
+
+/// A handshake with multipath on both sides and a second path from `CLIENT2`.
+fn two_paths(seed: u64) -> Pair {
+    let mut p = Pair::new(None, mp_config(), seed);
+    p.client_extra_addrs.push(addr(CLIENT2));
+    p.handshake();
+    assert!(p.client.conn().multipath() && p.server.conn().multipath());
+    // The path-1 connection IDs travel in PATH_NEW_CONNECTION_ID frames after the handshake.
+    p.run_for(Duration::from_millis(50));
+    let now = p.now;
+    let id = p
+        .client
+        .conn()
+        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
+        .unwrap();
+    assert_eq!(id, PathId(1));
+    let ok = p.drive_until(Duration::from_secs(2), |p| {
+        p.server.conns.len() == 1
+            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+    });
+    assert!(ok, "path 1 was not validated by both sides");
+    p
+}
+
+#[test]
+fn multipath_is_negotiated_only_when_both_sides_offer_it() {
+    let mut p = Pair::new(None, mp_config(), 40);
+    p.handshake();
+    assert!(p.client.conn().multipath());
+    let client_only = TransportConfig::default();
+    let mut q = Pair::new(None, client_only, 40);
+    q.handshake();
+    assert!(!q.client.conn().multipath());
+    let now = q.now;
+    assert!(
+        q.client
+            .conn()
+            .open_path(now, None, addr(SERVER), PathStatus::Available)
+            .is_err()
+    );
+}
+
+#[test]
+fn second_path_carries_data_both_ways_and_data_is_intact() {
+    let mut p = two_paths(41);
+    transfer_with(&mut p, 3_000_000, 1, |_| {});
+    for node in [&mut p.client, &mut p.server] {
+        let c = node.conn();
+        let s0 = c.path_stats(PathId(0)).unwrap();
+        let s1 = c.path_stats(PathId(1)).unwrap();
+        assert!(s0.bytes_sent > 200_000, "path 0 carried {} bytes", s0.bytes_sent);
+        assert!(s1.bytes_sent > 200_000, "path 1 carried {} bytes", s1.bytes_sent);
+    }
+    // The server sees path 1 from the client's second address.
+    assert_eq!(
+        p.server.conn().path_stats(PathId(1)).unwrap().remote,
+        addr(CLIENT2)
+    );
+    assert_eq!(
+        p.server.conn().path_stats(PathId(0)).unwrap().remote,
+        addr(CLIENT)
+    );
+}
+
+#[test]
+fn abandoned_path_data_is_resent_on_the_survivor() {
+    let mut p = two_paths(42);
+    transfer_with(&mut p, 2_000_000, 300_000, |p| {
+        // The second interface dies and the client abandons its path: whatever was in flight there must
+        // arrive over path 0.
+        p.blackholed.push(addr(CLIENT2));
+        let now = p.now;
+        p.client
+            .conn()
+            .close_path(now, PathId(1), PathAbandon::APPLICATION_ABANDON_PATH)
+            .unwrap();
+    });
+    assert!(
+        p.client
+            .events
+            .iter()
+            .any(|(_, e)| *e == Event::PathAbandoned { path: PathId(1) })
+    );
+    let ok = p.drive_until(Duration::from_secs(5), |p| {
+        p.server
+            .events
+            .iter()
+            .any(|(_, e)| *e == Event::PathAbandoned { path: PathId(1) })
+    });
+    assert!(ok, "the server never learned of the abandonment");
+    // After 3 PTO both sides delete the path.
+    p.run_for(Duration::from_secs(3));
+    assert_eq!(p.client.conn().paths(), vec![PathId(0)]);
+    assert_eq!(p.server.conn().paths(), vec![PathId(0)]);
+    let now = p.now;
+    assert_eq!(
+        p.client.conn().close_path(now, PathId(0), VarInt::ZERO),
+        Err(ClosePathError::LastPath)
+    );
+}
+
+#[test]
+fn multipath_frame_without_negotiation_is_a_protocol_violation() {
+    let mut p = Pair::new(None, TransportConfig::default(), 43);
+    p.handshake();
+    let mut raw = Vec::new();
+    Frame::MaxPathId(PathId(3)).encode(&mut raw);
+    p.client.conn().inject_raw_frame_for_test(raw);
+    assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
+    assert_eq!(
+        closed_with(&p.server.events),
+        Some(TransportErrorCode::PROTOCOL_VIOLATION)
+    );
+}
+
+#[test]
+fn path_id_above_the_maximum_is_a_protocol_violation() {
+    let mut p = Pair::new(None, mp_config(), 44);
+    p.handshake();
+    let mut raw = Vec::new();
+    Frame::PathAbandon(PathAbandon {
+        path_id: PathId(9),
+        error_code: VarInt::ZERO,
+    })
+    .encode(&mut raw);
+    p.client.conn().inject_raw_frame_for_test(raw);
+    assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
+    assert_eq!(
+        closed_with(&p.server.events),
+        Some(TransportErrorCode::PROTOCOL_VIOLATION)
+    );
+}
