@@ -20,7 +20,7 @@
 //!   `netsim/scenarios/`;
 //! - [`metrics`]: the studies' metrics as pure functions and the fixed-interval time-series recorder;
 //! - [`results`]: one run's per-flow, per-path and per-bottleneck results;
-//! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG plots.
+//! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG/PNG plots.
 
 pub mod engine;
 pub mod link;

@@ -1,5 +1,6 @@
 //! The `mpquic-sim` binary: `validate` succeeds on the shipped scenarios and fails on a bad one; `run` runs
-//! every shipped quick scenario and gives identical JSON twice; `sweep` runs a sweep.
+//! every shipped quick scenario and gives identical JSON twice; `sweep` runs a sweep, and with `--csv` and
+//! `--plot` writes each run's outputs into its own directory.
 
 #![allow(
     clippy::unwrap_used,
@@ -75,7 +76,14 @@ fn run_every_quick_scenario_with_outputs_and_identical_json_twice() {
         let goodput = json["flows"][0]["goodput_bps"].as_f64().unwrap();
         assert!(goodput > 1e6, "{name}: goodput {goodput}");
         assert!(csv.read_dir().unwrap().count() >= 1);
-        assert!(plot.join("throughput.svg").exists());
+        for stem in ["throughput", "cwnd", "rtt"] {
+            for ext in ["svg", "png"] {
+                assert!(
+                    plot.join(format!("{stem}.{ext}")).exists(),
+                    "{name}: no {stem}.{ext}"
+                );
+            }
+        }
         let again = sim().args(["run", &scenario(name), "--json"]).output().unwrap();
         assert_eq!(out.stdout, again.stdout, "{name}: two runs differ");
     }
@@ -88,12 +96,10 @@ fn run_every_quick_scenario_with_outputs_and_identical_json_twice() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn sweep_prints_one_row_per_run() {
-    let dir = std::env::temp_dir().join(format!("mpquic-sim-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// The loss sweep shortened to 1 s and two runs (loss 0 and 5 %, NewReno), written into `dir`.
+fn small_sweep(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
     let small = dir.join("small.toml");
-    // Two runs of the loss sweep, shortened.
     let text = std::fs::read_to_string(scenario("loss_sweep_quick"))
         .unwrap()
         .replace(r#"duration = "5s""#, r#"duration = "1s""#)
@@ -103,6 +109,13 @@ fn sweep_prints_one_row_per_run() {
             r#"values = ["newreno"]"#,
         );
     std::fs::write(&small, text).unwrap();
+    small
+}
+
+#[test]
+fn sweep_prints_one_row_per_run() {
+    let dir = std::env::temp_dir().join(format!("mpquic-sim-sweep-{}", std::process::id()));
+    let small = small_sweep(&dir);
     let out = sim().arg("sweep").arg(&small).output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -112,8 +125,59 @@ fn sweep_prints_one_row_per_run() {
     );
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("0.05"), "{table}");
+    // Progress on stderr: one line per run, naming its settings.
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("run 1/2 (links.bn.loss.p=0"), "{err}");
+    assert!(err.contains("run 2/2 (links.bn.loss.p=0.05"), "{err}");
     let out = sim().arg("sweep").arg(&small).arg("--json").output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn sweep_writes_csv_and_plots_per_run() {
+    let dir = std::env::temp_dir().join(format!("mpquic-sim-sweep-out-{}", std::process::id()));
+    let small = small_sweep(&dir);
+    let (csv, plot) = (dir.join("csv"), dir.join("plot"));
+    let out = sim()
+        .arg("sweep")
+        .arg(&small)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--plot")
+        .arg(&plot)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut series = Vec::new();
+    for run in ["run0", "run1"] {
+        let file = csv.join(run).join("f1_path0.csv");
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut lines = text.lines();
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .starts_with("time_s,cwnd_bytes,srtt_ms,throughput_bps")
+        );
+        // 1 s at the 100 ms sample interval: samples at 0.1 … 0.9 s.
+        assert_eq!(lines.count(), 9, "{run}: {text}");
+        series.push(text);
+        for stem in ["throughput", "cwnd", "rtt"] {
+            for ext in ["svg", "png"] {
+                let file = plot.join(run).join(format!("{stem}.{ext}"));
+                assert!(file.metadata().unwrap().len() > 1000, "{}", file.display());
+            }
+        }
+    }
+    // The two runs differ (loss 0 vs 5 %): each directory holds its own run.
+    assert_ne!(series[0], series[1]);
+    assert!(!csv.join("run2").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -47,7 +47,7 @@ struct RunArgs {
     /// Write CSV time series (one file per flow and path) into this directory.
     #[arg(long, value_name = "DIR")]
     csv: Option<PathBuf>,
-    /// Write SVG plots (throughput, cwnd, RTT per path) into this directory.
+    /// Write SVG and PNG plots (throughput, cwnd, RTT per path) into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Seed for `run` (overrides `scenario.seed`); `sweep` uses the seeds of its `[sweep]` section.

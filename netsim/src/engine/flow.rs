@@ -5,7 +5,12 @@
 //!   unidirectional stream and writes a fixed byte pattern (byte at offset `o` is `o mod 251`): `bytes`
 //!   bytes then FIN when the flow has a size, otherwise continuously until the flow stops (`stop` or the
 //!   end of the scenario), where it resets the stream. Writes go straight from a shared pattern buffer
-//!   ([`bytes::Bytes`] slices, no copy).
+//!   ([`bytes::Bytes`] slices of up to [`CHUNK`] = 1 MiB, no copy). Once a write is refused or cut short
+//!   (the send buffer is full), the client writes again only after the server has read another [`CHUNK`]
+//!   (or everything written so far): the send buffer then refills in large pieces rather than a packet's
+//!   worth per acknowledgement. That keeps the stream's chunk list short, which matters because the stack
+//!   walks it from the acknowledged base to the offset it sends, for every packet. The buffer (16 MiB)
+//!   stays well above any window of the shipped scenarios, so the sender is never application-limited.
 //! - **Server.** It accepts the stream, reads everything as it arrives (so flow control never stalls the
 //!   sender), counts the bytes, and checks each byte against the pattern: a mismatch means the stack
 //!   delivered wrong data and fails the run.
@@ -34,8 +39,11 @@ use crate::time::SimTime;
 
 /// Period of the byte pattern (a prime, so that it never lines up with packet sizes).
 const PATTERN_PERIOD: usize = 251;
-/// Largest single write or pattern comparison.
-const CHUNK: usize = 64 * 1024;
+/// Largest single write or pattern comparison, and how much the server must read before a client whose
+/// send buffer was full writes again (see the module documentation).
+const CHUNK: usize = 1 << 20;
+/// Capacity of a new datagram buffer (buffers are reused through the engine's pool).
+const DATAGRAM_CAPACITY: usize = 1500;
 /// Largest single read.
 const READ_MAX: usize = 1 << 20;
 
@@ -79,6 +87,39 @@ pub struct Outgoing {
     pub data: Vec<u8>,
 }
 
+/// The read count at which a client with a full send buffer writes again: another [`CHUNK`] beyond `read`,
+/// but never beyond what was `written` (a sender whose acknowledgements were lost cannot wait forever).
+fn refill_mark(read: u64, written: u64) -> u64 {
+    read.saturating_add(CHUNK as u64).min(written)
+}
+
+/// Collects every datagram `conn` wants to send at `now` into `out`, each in a buffer from `pool`.
+fn transmit_all(
+    conn: &mut Connection,
+    now: Instant,
+    to_server: bool,
+    src: SocketAddr,
+    out: &mut Vec<Outgoing>,
+    pool: &mut Vec<Vec<u8>>,
+) {
+    loop {
+        let mut data = pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(DATAGRAM_CAPACITY));
+        let Some(t) = conn.poll_transmit(now, &mut data) else {
+            pool.push(data);
+            return;
+        };
+        data.truncate(t.size);
+        out.push(Outgoing {
+            to_server,
+            src,
+            dst: t.remote,
+            data,
+        });
+    }
+}
+
 /// The static description of a flow, resolved for the engine.
 #[derive(Debug, Clone)]
 pub struct FlowSetup {
@@ -114,13 +155,16 @@ pub struct Flow {
     stream: Option<StreamId>,
     written: u64,
     write_done: bool,
+    /// After a refused or short write: write again once the server has read this many bytes.
+    refill_at: Option<u64>,
+    /// Bytes the server has read, over all streams.
+    read: u64,
     /// Server-side streams and the offset read so far on each.
     recv: BTreeMap<StreamId, u64>,
     delivered: u64,
     started: bool,
     stopped: bool,
     completed_at: Option<SimTime>,
-    buf: Vec<u8>,
 }
 
 impl std::fmt::Debug for Flow {
@@ -164,12 +208,13 @@ impl Flow {
             stream: None,
             written: 0,
             write_done: false,
+            refill_at: None,
+            read: 0,
             recv: BTreeMap::new(),
             delivered: 0,
             started: false,
             stopped: false,
             completed_at: None,
-            buf: Vec::with_capacity(1500),
         }
     }
 
@@ -284,12 +329,14 @@ impl Flow {
         }
     }
 
-    /// Runs the application on both ends and collects every datagram to send into `out`.
+    /// Runs the application on both ends and collects every datagram to send into `out`, each written
+    /// straight into a buffer taken from `pool` (or a new one).
     pub fn service(
         &mut self,
         sim_now: SimTime,
         now: Instant,
         out: &mut Vec<Outgoing>,
+        pool: &mut Vec<Vec<u8>>,
     ) -> Result<(), EngineError> {
         self.client_app(now);
         self.server_app(sim_now, now)?;
@@ -298,26 +345,10 @@ impl Flow {
         self.client_app(now);
         let (client, server) = (self.setup.client, self.setup.server);
         if let Some((_, c)) = self.client.as_mut() {
-            while let Some(t) = c.poll_transmit(now, &mut self.buf) {
-                let data = self.buf.get(..t.size).unwrap_or(&self.buf).to_vec();
-                out.push(Outgoing {
-                    to_server: true,
-                    src: client,
-                    dst: t.remote,
-                    data,
-                });
-            }
+            transmit_all(c, now, true, client, out, pool);
         }
         for c in self.server.values_mut() {
-            while let Some(t) = c.poll_transmit(now, &mut self.buf) {
-                let data = self.buf.get(..t.size).unwrap_or(&self.buf).to_vec();
-                out.push(Outgoing {
-                    to_server: false,
-                    src: server,
-                    dst: t.remote,
-                    data,
-                });
-            }
+            transmit_all(c, now, false, server, out, pool);
         }
         Ok(())
     }
@@ -349,6 +380,12 @@ impl Flow {
             },
         };
         let _ = now;
+        if let Some(at) = self.refill_at {
+            if self.read < at {
+                return;
+            }
+            self.refill_at = None;
+        }
         loop {
             let want = match self.setup.bytes {
                 Some(total) => total.saturating_sub(self.written),
@@ -364,10 +401,14 @@ impl Flow {
                 Ok(n) => {
                     self.written = self.written.saturating_add(n as u64);
                     if n < len {
+                        self.refill_at = Some(refill_mark(self.read, self.written));
                         return;
                     }
                 }
-                Err(WriteError::Blocked) => return,
+                Err(WriteError::Blocked) => {
+                    self.refill_at = Some(refill_mark(self.read, self.written));
+                    return;
+                }
                 Err(WriteError::Stopped(_) | WriteError::ClosedStream) => {
                     self.write_done = true;
                     return;
@@ -405,6 +446,7 @@ impl Flow {
                                 });
                             }
                             *offset = offset.saturating_add(data.len() as u64);
+                            self.read = self.read.saturating_add(data.len() as u64);
                             if !self.stopped && self.completed_at.is_none() {
                                 self.delivered = self.delivered.saturating_add(data.len() as u64);
                             }

@@ -6,8 +6,8 @@
 //! - each [`flow`] is a client mpquic endpoint and connection on its `from` host and a server endpoint on its
 //!   `to` host, with a bulk sender and a counting receiver;
 //! - the [`queue`] holds timed events (datagram arrivals, flow start and stop, scheduled link events,
-//!   samples); connection timers are not queued but read from the connections at each step, since they move
-//!   with every packet;
+//!   samples); connection timers are not queued, since they move with every packet: each flow's earliest
+//!   timer is read from its connections after every step that touched the flow, and kept until the next;
 //! - [`sampling`] feeds the [`Recorder`] every `sample_interval`;
 //! - at the end, [`RunResult::build`] turns totals and series into the studies' metrics.
 //!
@@ -35,7 +35,7 @@ pub mod tls;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mpquic::proto::connection::TransportConfig;
 use mpquic::proto::streams::StreamsConfig;
@@ -153,7 +153,15 @@ pub struct Engine {
     recorder: Recorder,
     stats: EngineStats,
     out: Vec<Outgoing>,
+    /// Datagram buffers to reuse (a delivered or dropped datagram's buffer comes back here).
+    pool: Vec<Vec<u8>>,
+    /// Each flow's earliest connection timer, as of the last step that touched the flow (a sans-IO
+    /// connection's timers change only through calls on it).
+    timers: Vec<Option<Instant>>,
 }
+
+/// Most buffers kept in the pool.
+const POOL_MAX: usize = 4096;
 
 /// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
 /// studies are about congestion control, so flow control must never be the limit), no idle timeout (a
@@ -229,6 +237,7 @@ impl Engine {
         for (k, event) in scenario.events.iter().enumerate() {
             queue.push(SimTime::from_duration(event.at), Event::Link(k));
         }
+        let scenario_flows = flows.len();
         let shapes: Vec<(String, usize)> = scenario
             .flows
             .iter()
@@ -255,6 +264,8 @@ impl Engine {
             recorder,
             stats: EngineStats::default(),
             out: Vec::new(),
+            pool: Vec::new(),
+            timers: vec![None; scenario_flows],
         })
     }
 
@@ -300,7 +311,7 @@ impl Engine {
 
     /// The earliest connection timer, as simulated time rounded up so that the timer has expired then.
     fn next_timer(&self) -> Option<SimTime> {
-        self.flows.iter().filter_map(Flow::poll_timeout).min().map(|i| {
+        self.timers.iter().flatten().min().map(|&i| {
             let t = self.clock.sim_time(i);
             if self.clock.instant(t) < i {
                 t.saturating_add_nanos(1)
@@ -350,11 +361,7 @@ impl Engine {
     fn fire_timers(&mut self) -> Result<(), EngineError> {
         let now = self.clock.instant(self.now);
         for f in 0..self.flows.len() {
-            let due = self
-                .flows
-                .get(f)
-                .and_then(Flow::poll_timeout)
-                .is_some_and(|t| t <= now);
+            let due = self.timers.get(f).copied().flatten().is_some_and(|t| t <= now);
             if due {
                 if let Some(flow) = self.flows.get_mut(f) {
                     flow.handle_timeouts(now);
@@ -401,6 +408,7 @@ impl Engine {
     /// A datagram reached the end of a link: forward it or hand it to its host.
     fn arrive(&mut self, mut packet: Packet) -> Result<(), EngineError> {
         if self.network.outage_since(packet.link, packet.epoch) {
+            self.recycle(packet.data);
             return Ok(());
         }
         let next_hop = packet.hop.saturating_add(1);
@@ -420,30 +428,41 @@ impl Engine {
         }
         // Last hop: the destination address names the flow and side.
         let Some(&(f, to_server)) = self.routes.get(&packet.dst) else {
+            self.recycle(packet.data);
             return Ok(());
         };
         let now = self.clock.instant(self.now);
         if let Some(flow) = self.flows.get_mut(f) {
             flow.handle_datagram(now, to_server, packet.src, packet.dst, &mut packet.data);
         }
+        self.recycle(packet.data);
         self.service(f)
+    }
+
+    /// Returns a datagram buffer to the pool.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if self.pool.len() < POOL_MAX {
+            self.pool.push(buf);
+        }
     }
 
     /// Offers `packet` to the link named in it and queues its arrival (and a duplicate's).
     fn forward(&mut self, mut packet: Packet) {
         let delivery = self.network.offer(self.now, packet.link, &mut packet.data);
         let Some(arrival) = delivery.arrival().copied() else {
+            self.recycle(packet.data);
             return;
         };
         packet.epoch = arrival.epoch;
+        let lane = packet.link;
         if let Some(dup_at) = arrival.duplicate_at {
             let copy = Packet {
                 data: packet.data.clone(),
                 ..packet
             };
-            self.queue.push(dup_at, Event::Arrive(copy));
+            self.queue.push_lane(dup_at, lane, Event::Arrive(copy));
         }
-        self.queue.push(arrival.at, Event::Arrive(packet));
+        self.queue.push_lane(arrival.at, lane, Event::Arrive(packet));
     }
 
     /// Runs flow `f`'s application and sends what its connections produced.
@@ -451,7 +470,10 @@ impl Engine {
         let now = self.clock.instant(self.now);
         let mut out = std::mem::take(&mut self.out);
         if let Some(flow) = self.flows.get_mut(f) {
-            flow.service(self.now, now, &mut out)?;
+            flow.service(self.now, now, &mut out, &mut self.pool)?;
+        }
+        if let (Some(timer), Some(flow)) = (self.timers.get_mut(f), self.flows.get(f)) {
+            *timer = flow.poll_timeout();
         }
         for o in out.drain(..) {
             self.stats.datagrams = self.stats.datagrams.saturating_add(1);

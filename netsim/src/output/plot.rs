@@ -1,17 +1,28 @@
 //! Plots with `plotters`: throughput, congestion window and smoothed RTT over time, one line per path.
 //!
-//! [`write_plots`] writes `throughput.svg`, `cwnd.svg` and `rtt.svg` into a directory. **SVG only**: plotters'
-//! bitmap (PNG) backend builds without system libraries, but rendering text into a bitmap needs a font
-//! rasteriser, either its `ttf` feature (fontconfig and freetype system libraries) or `ab_glyph` (a font
-//! file shipped with the program); without one, drawing a label on a bitmap panics. SVG text is rendered by
-//! the viewer. Convert with any SVG tool (`rsvg-convert -o x.png x.svg`) when a PNG is needed.
+//! [`write_plots`] writes each quantity twice into a directory: `throughput.svg`, `cwnd.svg`, `rtt.svg` and
+//! `throughput.png`, `cwnd.png`, `rtt.png` (960 × 540 pixels, 8-bit RGB).
+//!
+//! Text on the PNGs is rasterised by plotters' `ab_glyph` feature (pure Rust) with a font compiled into the
+//! binary: Ubuntu Light from the `epaint_default_fonts` crate (egui's default fonts), so no system font,
+//! fontconfig or freetype is needed. The same font gives plotters the text extents it lays out the SVGs
+//! with; the SVG text itself names `sans-serif` and is rendered by the viewer. The bitmap is drawn into
+//! memory and encoded with the `png` crate.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::OutputError;
 use crate::metrics::PathSeries;
+
+/// Width and height of every plot, in pixels (SVG user units and PNG pixels alike).
+pub const SIZE: (u32, u32) = (960, 540);
+
+/// The font family every label names.
+const FONT: &str = "sans-serif";
 
 /// One quantity to plot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,15 +75,28 @@ impl Quantity {
     }
 }
 
-/// Draws one quantity for every series into an SVG file.
-pub fn write_svg(
-    path: &Path,
+/// One line of a plot: its legend and its points.
+type Line = (String, Vec<(f64, f64)>);
+
+/// Registers the built-in font with plotters (once per process); the error says why it could not be.
+fn register_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font(FONT, FontStyle::Normal, epaint_default_fonts::UBUNTU_LIGHT)
+                .map_err(|_| "the built-in font (Ubuntu Light) could not be parsed".to_owned())
+        })
+        .clone()
+}
+
+/// Draws one quantity's `lines` on `root` (any plotters backend).
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
     title: &str,
     quantity: Quantity,
-    series: &[PathSeries],
-) -> Result<(), OutputError> {
-    let lines: Vec<(String, Vec<(f64, f64)>)> =
-        series.iter().map(|s| (s.label(), quantity.points(s))).collect();
+    lines: &[Line],
+) -> Result<(), String> {
+    let msg = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let x_max = lines
         .iter()
         .flat_map(|(_, p)| p.iter().map(|(t, _)| *t))
@@ -84,52 +108,106 @@ pub fn write_svg(
         .filter(|v| v.is_finite())
         .fold(0.0_f64, f64::max);
     let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
-    let err = |e: &dyn std::fmt::Display| OutputError::Plot {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    };
-    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{title}: {}", quantity.stem()), ("sans-serif", 22))
+    root.fill(&WHITE).map_err(msg)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(format!("{title}: {}", quantity.stem()), (FONT, 22))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc(quantity.axis())
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
         .draw()
-        .map_err(|e| err(&e))?;
+        .map_err(msg)?;
     for (i, (name, points)) in lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
             .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))
-            .map_err(|e| err(&e))?
+            .map_err(msg)?
             .label(name.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
     }
     chart
         .configure_series_labels()
+        .label_font((FONT, 14))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
         .draw()
-        .map_err(|e| err(&e))?;
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+        .map_err(msg)?;
+    root.present().map_err(msg)
 }
 
-/// Writes `throughput.svg`, `cwnd.svg` and `rtt.svg` into `dir` (created if needed); returns the files.
+fn lines(quantity: Quantity, series: &[PathSeries]) -> Vec<Line> {
+    series.iter().map(|s| (s.label(), quantity.points(s))).collect()
+}
+
+fn plot_error(path: &Path, message: String) -> OutputError {
+    OutputError::Plot {
+        path: path.display().to_string(),
+        message,
+    }
+}
+
+/// Draws one quantity for every series into an SVG file.
+pub fn write_svg(
+    path: &Path,
+    title: &str,
+    quantity: Quantity,
+    series: &[PathSeries],
+) -> Result<(), OutputError> {
+    register_font().map_err(|e| plot_error(path, e))?;
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    draw(&root, title, quantity, &lines(quantity, series)).map_err(|e| plot_error(path, e))
+}
+
+/// Draws one quantity for every series into a PNG file ([`SIZE`], 8-bit RGB).
+pub fn write_png(
+    path: &Path,
+    title: &str,
+    quantity: Quantity,
+    series: &[PathSeries],
+) -> Result<(), OutputError> {
+    register_font().map_err(|e| plot_error(path, e))?;
+    let (w, h) = SIZE;
+    let len = usize::try_from(u64::from(w) * u64::from(h) * 3).unwrap_or(usize::MAX);
+    let mut pixels = vec![0u8; len];
+    {
+        let backend = BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut pixels, SIZE)
+            .map_err(|e| plot_error(path, e.to_string()))?;
+        let root = backend.into_drawing_area();
+        draw(&root, title, quantity, &lines(quantity, series)).map_err(|e| plot_error(path, e))?;
+    }
+    let file = std::fs::File::create(path).map_err(|e| OutputError::io(path, e))?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder
+        .write_header()
+        .map_err(|e| plot_error(path, e.to_string()))?;
+    writer
+        .write_image_data(&pixels)
+        .map_err(|e| plot_error(path, e.to_string()))?;
+    writer.finish().map_err(|e| plot_error(path, e.to_string()))
+}
+
+/// Writes `<quantity>.svg` and `<quantity>.png` for throughput, cwnd and RTT into `dir` (created if needed);
+/// returns the files, each SVG followed by its PNG.
 pub fn write_plots(dir: &Path, title: &str, series: &[PathSeries]) -> Result<Vec<PathBuf>, OutputError> {
     std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
-    let mut files = Vec::with_capacity(Quantity::ALL.len());
+    let mut files = Vec::with_capacity(Quantity::ALL.len() * 2);
     for q in Quantity::ALL {
-        let path = dir.join(format!("{}.svg", q.stem()));
-        write_svg(&path, title, q, series)?;
-        files.push(path);
+        let svg = dir.join(format!("{}.svg", q.stem()));
+        write_svg(&svg, title, q, series)?;
+        files.push(svg);
+        let png = dir.join(format!("{}.png", q.stem()));
+        write_png(&png, title, q, series)?;
+        files.push(png);
     }
     Ok(files)
 }

@@ -1,4 +1,4 @@
-//! Results and writers on a hand-built run: metrics by hand, table, JSON, CSV, SVG.
+//! Results and writers on a hand-built run: metrics by hand, table, JSON, CSV, SVG and PNG plots.
 
 // Test helpers outside `#[test]` functions may panic on broken expectations.
 #![allow(
@@ -221,21 +221,76 @@ fn csv_one_file_per_path_with_metric_columns() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Decodes a PNG file: (width, height, 8-bit RGB pixels).
+fn decode_png(path: &std::path::Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb, "{}", path.display());
+    assert_eq!(info.bit_depth, png::BitDepth::Eight, "{}", path.display());
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+/// Pixels of `rows` (RGB, `width` wide) darker than mid-grey: text and axes are black, the background white.
+fn dark_pixels(pixels: &[u8], width: u32, rows: std::ops::Range<u32>) -> usize {
+    let w = width as usize * 3;
+    pixels[rows.start as usize * w..rows.end as usize * w]
+        .chunks(3)
+        .filter(|p| p.iter().all(|&c| c < 100))
+        .count()
+}
+
 #[test]
-fn svg_plots_are_written_with_series_names() {
+fn svg_and_png_plots_are_written_for_each_quantity() {
     let (_, _, rec) = hand_built();
     let dir = std::env::temp_dir().join(format!("mpquic-netsim-plot-{}", std::process::id()));
     let files = plot::write_plots(&dir, "hand", rec.series()).unwrap();
-    assert_eq!(files.len(), 3);
-    for (file, stem) in files.iter().zip(["throughput", "cwnd", "rtt"]) {
-        assert_eq!(file.file_name().unwrap().to_string_lossy(), format!("{stem}.svg"));
-        let svg = std::fs::read_to_string(file).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "throughput.svg",
+            "throughput.png",
+            "cwnd.svg",
+            "cwnd.png",
+            "rtt.svg",
+            "rtt.png"
+        ]
+    );
+    for stem in ["throughput", "cwnd", "rtt"] {
+        let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
         for name in ["sp/path0", "mp/path0", "mp/path1"] {
             assert!(svg.contains(name), "{stem}.svg lacks {name}");
         }
         assert!(svg.contains("time (s)"));
         assert!(svg.contains("<polyline"));
+
+        let png = dir.join(format!("{stem}.png"));
+        let (width, height, pixels) = decode_png(&png);
+        assert_eq!((width, height), plot::SIZE, "{stem}.png");
+        assert_eq!((width, height), (960, 540));
+        // A white background with something drawn on it.
+        let white = pixels.chunks(3).filter(|p| p == &[255, 255, 255]).count();
+        let total = (width * height) as usize;
+        assert!(
+            white > total / 2 && white < total,
+            "{stem}.png: {white} of {total} white"
+        );
+        // The caption (top 40 rows) is rasterised text: dark pixels where the SVG has a <text>.
+        let caption = dark_pixels(&pixels, width, 0..40);
+        assert!(caption > 100, "{stem}.png: caption has {caption} dark pixels");
+        // The series are drawn in colour (Palette99), not only black and white.
+        let coloured = pixels
+            .chunks(3)
+            .filter(|p| p.iter().max().unwrap() - p.iter().min().unwrap() > 80)
+            .count();
+        assert!(coloured > 500, "{stem}.png: {coloured} coloured pixels");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -43,10 +43,17 @@ fn every_shipped_scenario_parses_validates_and_expands() {
     seen.sort();
     for required in [
         "a_coupled_cubic",
+        "b1_two_subflows",
+        "b2_shared_competitor",
         "b3_two_bottlenecks",
+        "b4_changing_competition",
         "c1_homogeneous",
+        "c2_heterogeneous",
+        "c3_mixed",
         "competition",
         "competition_quick",
+        "d1_uncoupled_fairness",
+        "d4_wifi_5g",
         "fairness",
         "fairness_quick",
         "loss_sweep",
