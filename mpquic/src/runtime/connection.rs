@@ -507,8 +507,19 @@ impl Connection {
         self.inner.lock().conn.rtt(PathId(0))
     }
 
-    /// The peer's address (of the first path).
+    /// The peer's current address on the first path (it changes when the peer migrates or rebinds, or when
+    /// we move to the server's preferred address).
     pub fn remote_address(&self) -> SocketAddr {
-        self.inner.remote
+        self.inner
+            .lock()
+            .conn
+            .path_stats(PathId(0))
+            .map_or(self.inner.remote, |s| s.remote)
+    }
+
+    /// Statistics of one path (`None` for an unknown path): window, bytes in flight, RTTs, traffic counters,
+    /// validation state and the congestion controller's variables.
+    pub fn path_stats(&self, path: PathId) -> Option<crate::proto::connection::PathStats> {
+        self.inner.lock().conn.path_stats(path)
     }
 }

@@ -36,8 +36,10 @@ pub use connection::{Connecting, Connection};
 pub use endpoint::{ConnectError, Endpoint};
 pub use streams::{ReadError, RecvStream, SendStream, WriteError};
 
+pub use crate::cc::PathId;
 pub use crate::proto::coding::VarInt;
 pub use crate::proto::connection::{
-    ClientConfig, ConnectionError, ConnectionStats, SendDatagramError, ServerConfig, TransportConfig,
+    ClientConfig, ConnectionError, ConnectionStats, PathStats, PreferredAddressConfig, SendDatagramError,
+    ServerConfig, TransportConfig,
 };
 pub use crate::proto::streams::StreamId;
