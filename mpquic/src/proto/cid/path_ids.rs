@@ -275,6 +275,11 @@ impl PathIds {
         }
     }
 
+    /// Whether a MAX_PATH_ID or PATHS_BLOCKED frame waits to be sent.
+    pub fn has_pending_frames(&self) -> bool {
+        self.max_path_id_pending || self.paths_blocked_pending.is_some()
+    }
+
     /// The MAX_PATH_ID value to send, if one is pending (taking it clears the flag).
     pub fn poll_max_path_id(&mut self) -> Option<PathId> {
         std::mem::take(&mut self.max_path_id_pending).then_some(self.local_max)

@@ -70,6 +70,31 @@ pub enum Event {
     DatagramReceived,
     /// A key update completed (initiated by either side).
     KeyUpdated,
+    /// The peer opened a path (server side; draft-ietf-quic-multipath-21 §3). It is validated before data goes
+    /// on it.
+    PathOpened {
+        /// The path.
+        path: crate::cc::PathId,
+        /// The peer's address on it.
+        remote: std::net::SocketAddr,
+    },
+    /// Path validation succeeded (RFC 9000 §8.2): the path carries data from now on.
+    PathValidated {
+        /// The path.
+        path: crate::cc::PathId,
+    },
+    /// The peer changed a path's status with PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP.
+    PathStatusChanged {
+        /// The path.
+        path: crate::cc::PathId,
+        /// The new status.
+        status: crate::sched::PathStatus,
+    },
+    /// An abandoned path's state was deleted (3 PTO after abandonment); its ID will not be seen again.
+    PathClosed {
+        /// The path.
+        path: crate::cc::PathId,
+    },
     /// A path was abandoned (PATH_ABANDON sent or received, draft-ietf-quic-multipath-21 §3); its unacknowledged
     /// data is sent again on the other paths.
     PathAbandoned {

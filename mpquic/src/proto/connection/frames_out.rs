@@ -40,6 +40,12 @@ pub(super) enum FrameRecord {
         path: PathId,
         code: crate::proto::coding::VarInt,
     },
+    /// MAX_PATH_ID with this value.
+    MaxPathId(PathId),
+    /// PATHS_BLOCKED with this value.
+    PathsBlocked(PathId),
+    /// PATH_STATUS_* for `path` with sequence number `seq`.
+    PathStatus { path: PathId, seq: u64 },
 }
 
 /// The records of one packet.
@@ -67,6 +73,9 @@ impl Connection {
                 FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_acked(path, seq),
                 FrameRecord::Crypto { .. }
                 | FrameRecord::PathAbandon { .. }
+                | FrameRecord::MaxPathId(_)
+                | FrameRecord::PathsBlocked(_)
+                | FrameRecord::PathStatus { .. }
                 | FrameRecord::HandshakeDone
                 | FrameRecord::NewCid { .. }
                 | FrameRecord::NewToken => {}
@@ -90,6 +99,9 @@ impl Connection {
                 FrameRecord::NewCid { path, seq } => self.local_cids.on_lost(path, seq),
                 FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_lost(path, seq),
                 FrameRecord::PathAbandon { path, code } => self.pending_abandon.push((path, code)),
+                FrameRecord::MaxPathId(max) => self.path_ids.on_max_path_id_lost(max),
+                FrameRecord::PathsBlocked(max) => self.path_ids.on_paths_blocked_lost(max),
+                FrameRecord::PathStatus { path, seq } => self.on_path_status_lost(path, seq),
                 FrameRecord::Ack { .. } => {}
             }
         }

@@ -161,6 +161,7 @@ impl Connection {
         // RFC 9000 §8.2.2: "Path validation succeeds when a PATH_RESPONSE frame is received that contains the
         // data that was sent in a previous PATH_CHALLENGE frame. A PATH_RESPONSE frame received on any network
         // path validates the path on which the PATH_CHALLENGE was sent." Other data is ignored.
+        let mut validated = Vec::new();
         for p in self.paths.values_mut() {
             let matched = p.challenge.as_ref().is_some_and(|c| c.data.contains(&data));
             if matched {
@@ -169,7 +170,13 @@ impl Connection {
                 p.prev_remote = None;
                 p.validations += 1;
                 p.recovery.set_amplification_limited(now, false);
+                validated.push(p.id);
             }
+        }
+        for id in validated {
+            self.sched
+                .on_path_event(&crate::sched::PathEvent::Validated(crate::sched::PathId(id.0)));
+            self.events.push_back(super::Event::PathValidated { path: id });
         }
         self.on_alt_response(now, data);
     }

@@ -94,6 +94,16 @@ pub struct PathStats {
     pub bytes_sent: u64,
     /// UDP payload bytes received on the path.
     pub bytes_received: u64,
+    /// Packets sent on the path (1-RTT and, on path 0, the handshake's).
+    pub packets_sent: u64,
+    /// Packets received and decrypted on the path (1-RTT).
+    pub packets_received: u64,
+    /// Packets sent on the path and declared lost.
+    pub packets_lost: u64,
+    /// Bytes of the packets declared lost.
+    pub bytes_lost: u64,
+    /// The path was abandoned (its state is kept 3 PTO).
+    pub abandoned: bool,
     /// The congestion controller's view of the path (window, threshold, state, algorithm variables).
     pub cc: Option<mpquic_cc::CcMetrics>,
 }
@@ -495,6 +505,11 @@ impl Connection {
             latest_rtt: rtt.latest(),
             bytes_sent: p.bytes_sent,
             bytes_received: p.bytes_received,
+            packets_sent: p.packets_sent,
+            packets_received: p.packets_received,
+            packets_lost: p.packets_lost,
+            bytes_lost: p.bytes_lost,
+            abandoned: p.abandoned_at.is_some(),
             cc: self.cc.metrics(path),
         })
     }

@@ -66,6 +66,7 @@ impl Connection {
         self.insert_path(now, id, remote, local, remote_cid, false);
         self.remote_cids.start_using(id);
         self.start_path_validation(now, id);
+        self.events.push_back(super::Event::PathOpened { path: id, remote });
         true
     }
 
@@ -159,6 +160,8 @@ impl Connection {
             p.status = status;
             self.sched
                 .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(id.0), status));
+            self.events
+                .push_back(super::Event::PathStatusChanged { path: id, status });
         }
         Ok(())
     }
@@ -317,6 +320,123 @@ impl Connection {
             self.flush_routing_updates();
             self.sched
                 .on_path_event(&PathEvent::Removed(crate::sched::PathId(id.0)));
+            self.events.push_back(super::Event::PathClosed { path: id });
+        }
+    }
+}
+
+impl Connection {
+    /// Marks `path` available or backup and tells the peer with PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP
+    /// (draft-ietf-quic-multipath-21 §3; advisory for the peer's scheduler, binding for ours).
+    pub fn set_path_status(&mut self, path: PathId, status: PathStatus) -> Result<(), ClosePathError> {
+        if !self.multipath() {
+            return Err(ClosePathError::NotNegotiated);
+        }
+        let Some(p) = self.paths.get_mut(&path).filter(|p| p.abandoned_at.is_none()) else {
+            return Err(ClosePathError::UnknownPath);
+        };
+        p.status = status;
+        p.status_pending = true;
+        self.sched
+            .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(path.0), status));
+        Ok(())
+    }
+
+    /// Counts the packets of `path` declared lost.
+    pub(super) fn count_lost<T>(&mut self, path: PathId, lost: &[crate::proto::recovery::PacketRecord<T>]) {
+        self.stats.packets_lost += lost.len() as u64;
+        if let Some(p) = self.paths.get_mut(&path) {
+            p.packets_lost += lost.len() as u64;
+            p.bytes_lost += lost.iter().map(|r| u64::from(r.size)).sum::<u64>();
+        }
+    }
+
+    /// Whether connection-level multipath frames wait to be sent.
+    pub(super) fn has_multipath_frames(&self) -> bool {
+        !self.pending_abandon.is_empty()
+            || self.path_ids.has_pending_frames()
+            || self
+                .paths
+                .values()
+                .any(|p| p.status_pending && p.abandoned_at.is_none())
+    }
+
+    /// Writes PATH_ABANDON, MAX_PATH_ID, PATHS_BLOCKED and PATH_STATUS frames that wait, within `end`.
+    pub(super) fn write_multipath_frames(
+        &mut self,
+        buf: &mut Vec<u8>,
+        end: usize,
+        records: &mut super::frames_out::Records,
+        ack_eliciting: &mut bool,
+    ) {
+        use super::frames_out::FrameRecord;
+        use crate::proto::frame::Frame;
+        let fits = |f: &Frame<'_>, buf: &Vec<u8>| f.encoded_len() <= end.saturating_sub(buf.len());
+        while let Some((path, code)) = self.pending_abandon.last().copied() {
+            let f = Frame::PathAbandon(crate::proto::frame::PathAbandon {
+                path_id: path,
+                error_code: code,
+            });
+            if !fits(&f, buf) {
+                return;
+            }
+            self.pending_abandon.pop();
+            f.encode(buf);
+            records.push(FrameRecord::PathAbandon { path, code });
+            *ack_eliciting = true;
+        }
+        if let Some(max) = self.path_ids.poll_max_path_id() {
+            let f = Frame::MaxPathId(max);
+            if !fits(&f, buf) {
+                self.path_ids.on_max_path_id_lost(max);
+                return;
+            }
+            f.encode(buf);
+            records.push(FrameRecord::MaxPathId(max));
+            *ack_eliciting = true;
+        }
+        if let Some(max) = self.path_ids.poll_paths_blocked() {
+            let f = Frame::PathsBlocked(max);
+            if !fits(&f, buf) {
+                self.path_ids.on_paths_blocked_lost(max);
+                return;
+            }
+            f.encode(buf);
+            records.push(FrameRecord::PathsBlocked(max));
+            *ack_eliciting = true;
+        }
+        for p in self.paths.values_mut() {
+            if !p.status_pending || p.abandoned_at.is_some() {
+                continue;
+            }
+            // draft-ietf-quic-multipath-21 §3: one sequence-number space per path, strictly increasing.
+            let sequence = p.status_seq_out;
+            let f = Frame::PathStatus(PathStatusFrame {
+                path_id: p.id,
+                sequence: crate::proto::coding::VarInt::from_u64(sequence)
+                    .unwrap_or(crate::proto::coding::VarInt::MAX),
+                available: p.status == PathStatus::Available,
+            });
+            if !fits(&f, buf) {
+                return;
+            }
+            f.encode(buf);
+            p.status_seq_out += 1;
+            p.status_pending = false;
+            records.push(FrameRecord::PathStatus {
+                path: p.id,
+                seq: sequence,
+            });
+            *ack_eliciting = true;
+        }
+    }
+
+    /// A PATH_STATUS frame with `seq` for `path` was lost: "after loss, resend only if still the latest status".
+    pub(super) fn on_path_status_lost(&mut self, path: PathId, seq: u64) {
+        if let Some(p) = self.paths.get_mut(&path) {
+            if p.abandoned_at.is_none() && p.status_seq_out == seq + 1 {
+                p.status_pending = true;
+            }
         }
     }
 }

@@ -30,6 +30,16 @@ pub(super) struct Path {
     pub(super) is_server: bool,
     pub(super) bytes_received: u64,
     pub(super) bytes_sent: u64,
+    /// Packets sent, received (decrypted) and declared lost on this path.
+    pub(super) packets_sent: u64,
+    pub(super) packets_received: u64,
+    pub(super) packets_lost: u64,
+    /// Bytes of the packets declared lost.
+    pub(super) bytes_lost: u64,
+    /// The sequence number of our next PATH_STATUS frame for this path.
+    pub(super) status_seq_out: u64,
+    /// A PATH_STATUS frame with the current status waits to be sent.
+    pub(super) status_pending: bool,
     pub(super) mtu: u16,
     pub(super) status: PathStatus,
     /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path (one slot: a newer challenge replaces an
@@ -81,6 +91,12 @@ impl Path {
             is_server,
             bytes_received: 0,
             bytes_sent: 0,
+            packets_sent: 0,
+            packets_received: 0,
+            packets_lost: 0,
+            bytes_lost: 0,
+            status_seq_out: 0,
+            status_pending: false,
             mtu,
             status: PathStatus::Available,
             path_response: None,

@@ -212,6 +212,11 @@ impl Connection {
             return Ok(());
         }
         self.stats.packets_received += 1;
+        if level == Level::OneRtt {
+            if let Some(p) = self.paths.get_mut(&path_id) {
+                p.packets_received += 1;
+            }
+        }
         if self.side == crate::proto::transport_params::Side::Client && level == Level::Initial {
             // RFC 9000 §7.2: "the client MUST change the Destination Connection ID it uses for sending packets
             // in response to only the first received Initial or Retry packet."
@@ -474,7 +479,7 @@ impl Connection {
                 }
             }
         }
-        self.stats.packets_lost += outcome.lost.len() as u64;
+        self.count_lost(path_id, &outcome.lost);
         self.ecn_on_lost(path_id, outcome.lost.len() as u64);
         self.ecn_on_ack(
             path_id,

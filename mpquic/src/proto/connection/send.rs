@@ -240,7 +240,7 @@ impl Connection {
                     || (p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
                     || (p.id == control
                         && (self.handshake_done_pending
-                            || !self.pending_abandon.is_empty()
+                            || self.has_multipath_frames()
                             || !self.raw_frames.is_empty()
                             || self.streams.has_control_frames()
                             || self.has_cid_frames()
@@ -286,7 +286,7 @@ impl Connection {
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
         let control = path_id == self.control_path()
             && (self.handshake_done_pending
-                || !self.pending_abandon.is_empty()
+                || self.has_multipath_frames()
                 || !self.raw_frames.is_empty()
                 || self.streams.has_control_frames()
                 || self.has_cid_frames()
@@ -460,19 +460,7 @@ impl Connection {
         if path_id != self.control_path() {
             return;
         }
-        while let Some((path, code)) = self.pending_abandon.last().copied() {
-            let f = crate::proto::frame::PathAbandon {
-                path_id: path,
-                error_code: code,
-            };
-            if f.encoded_len() > end.saturating_sub(buf.len()) {
-                break;
-            }
-            self.pending_abandon.pop();
-            Frame::PathAbandon(f).encode(buf);
-            records.push(FrameRecord::PathAbandon { path, code });
-            *ack_eliciting = true;
-        }
+        self.write_multipath_frames(buf, end, records, ack_eliciting);
         while let Some(f) = self.raw_frames.pop() {
             buf.extend_from_slice(&f);
             *ack_eliciting = true;
@@ -562,6 +550,7 @@ impl Connection {
             self.cc.as_mut(),
         );
         self.stats.packets_sent += 1;
+        path.packets_sent += 1;
         if has_data {
             self.sched.on_sent(&SentInfo {
                 path: crate::sched::PathId(path_id.0),

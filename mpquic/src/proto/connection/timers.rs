@@ -95,7 +95,7 @@ impl Connection {
                 TimeoutOutcome::NotDue => {}
                 TimeoutOutcome::Probe { space, probes } => self.prepare_probe(id, space, probes),
                 TimeoutOutcome::Lost { lost, space, .. } => {
-                    self.stats.packets_lost += lost.len() as u64;
+                    self.count_lost(id, &lost);
                     self.ecn_on_lost(id, lost.len() as u64);
                     for r in lost {
                         self.forget_sent(id, space, r.pn);
