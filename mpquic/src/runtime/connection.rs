@@ -12,10 +12,10 @@ use std::collections::HashMap;
 use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::Notify;
@@ -68,6 +68,9 @@ pub(crate) struct ConnState {
     open_uni: Vec<Waker>,
     datagrams: Vec<Waker>,
     closed: Vec<Waker>,
+    /// The time the driver task sleeps until (`None`: no timer). Whoever makes the core want an earlier
+    /// timer wakes the driver so that it re-arms.
+    driver_deadline: Option<Instant>,
 }
 
 impl ConnState {
@@ -138,10 +141,45 @@ impl ConnState {
     }
 }
 
+/// The transmit side of a connection: whoever holds it builds and sends the core's datagrams, so that
+/// datagrams leave in the order the core wrote them.
+#[derive(Debug)]
+struct Tx {
+    out: Outgoing,
+    scratch: Vec<u8>,
+    endpoint_events: Vec<EndpointEvent>,
+    max_segments: usize,
+}
+
+/// What a flush ([`ConnShared::flush`]) found.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Flushed {
+    /// The next timer the core wants.
+    deadline: Option<Instant>,
+    /// The time the core was given.
+    now: Option<Instant>,
+    /// Datagrams were written.
+    sent: bool,
+    /// The connection finished draining.
+    drained: bool,
+    /// The socket would block: datagrams wait for it to become writable.
+    blocked: bool,
+    /// The per-turn transmit limit was hit: there may be more to send.
+    more: bool,
+    /// The driver must run: its timer must move earlier, or one of the above needs it.
+    wake_driver: bool,
+}
+
 /// What the endpoint, the driver and the application handles share about one connection.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
     state: Mutex<ConnState>,
+    /// The transmit side; see [`ConnShared::flush`].
+    tx: Mutex<Tx>,
+    /// A flush was asked for and has not run yet (whoever holds `tx` runs it).
+    tx_pending: AtomicBool,
+    /// The application read stream data since the last flush (which may have queued flow-control credit).
+    read_since_flush: AtomicBool,
     /// Wakes the driver: the core may have something to send, a new timer or events.
     notify: Notify,
     /// Application handles alive ([`Connection`], [`Connecting`], streams); at zero the connection closes.
@@ -172,7 +210,16 @@ impl ConnShared {
                 open_uni: Vec::new(),
                 datagrams: Vec::new(),
                 closed: Vec::new(),
+                driver_deadline: None,
             }),
+            tx: Mutex::new(Tx {
+                out: Outgoing::default(),
+                scratch: Vec::with_capacity(1500),
+                endpoint_events: Vec::new(),
+                max_segments: endpoint.socket.max_gso_segments(),
+            }),
+            tx_pending: AtomicBool::new(false),
+            read_since_flush: AtomicBool::new(false),
             notify: Notify::new(),
             app_refs: AtomicUsize::new(0),
             remote,
@@ -191,6 +238,129 @@ impl ConnShared {
         self.notify.notify_one();
     }
 
+    /// The application consumed stream data: flow-control credit may be due. The driver is woken for the
+    /// first read after a flush only; every later flush (they follow each received batch) sends the credit.
+    pub(crate) fn credit_released(&self) {
+        if !self.read_since_flush.swap(true, Ordering::AcqRel) {
+            self.wake_driver();
+        }
+    }
+
+    /// Runs the driver's work in the calling task: fires a due timer, builds and sends what the core has to
+    /// send (without waiting for the socket), turns core events into wake-ups and forwards routing updates
+    /// to the endpoint. The driver task is woken only when it must re-arm its timer earlier, wait for the
+    /// socket, send more than one turn's worth, or finish the connection.
+    ///
+    /// If another task is flushing, this one only marks the flush as pending and returns; the flushing task
+    /// runs it before it lets go of the transmit side, so no request is lost and datagrams stay in order.
+    pub(crate) fn flush(&self) {
+        if self.flush_as(false).wake_driver {
+            self.wake_driver();
+        }
+    }
+
+    /// [`ConnShared::flush`]; the driver (`driver`) always runs at least one turn itself, waiting for the
+    /// current holder of the transmit side if needed, because it needs that turn's timer.
+    fn flush_as(&self, driver: bool) -> Flushed {
+        let mut total = Flushed::default();
+        self.tx_pending.store(true, Ordering::Release);
+        let mut force = driver;
+        while force || self.tx_pending.load(Ordering::Acquire) {
+            let tx = if force {
+                Some(self.tx.lock().unwrap_or_else(PoisonError::into_inner))
+            } else {
+                self.tx.try_lock().ok()
+            };
+            // Someone else holds the transmit side: they will see `tx_pending`.
+            let Some(mut tx) = tx else { break };
+            let mut forced = std::mem::take(&mut force);
+            if forced {
+                self.tx_pending.store(false, Ordering::Release);
+            }
+            while std::mem::take(&mut forced) || self.tx_pending.swap(false, Ordering::AcqRel) {
+                let f = self.flush_once(&mut tx, driver);
+                total.deadline = f.deadline;
+                total.now = f.now.or(total.now);
+                total.sent |= f.sent;
+                total.drained |= f.drained;
+                total.blocked = f.blocked;
+                total.more = f.more;
+                total.wake_driver |= f.wake_driver;
+                if f.blocked {
+                    break;
+                }
+            }
+            if total.blocked {
+                // Retried by the driver once the socket is writable.
+                break;
+            }
+        }
+        total
+    }
+
+    /// One turn of [`ConnShared::flush`] by the holder of the transmit side.
+    fn flush_once(&self, tx: &mut Tx, driver: bool) -> Flushed {
+        let mut f = Flushed::default();
+        let socket = &self.endpoint.socket;
+        if tx.out.has_unsent() && !matches!(tx.out.send_now(socket), Ok(true)) {
+            f.blocked = true;
+            f.wake_driver = !driver;
+            return f;
+        }
+        tx.out.clear();
+        let now = clock::now();
+        f.now = Some(now);
+        {
+            let mut st = self.lock();
+            if st.conn.poll_timeout().is_some_and(|t| t <= now) {
+                st.conn.handle_timeout(now);
+            }
+            self.read_since_flush.store(false, Ordering::Release);
+            let mut n = 0;
+            while let Some(t) = st.conn.poll_transmit(now, &mut tx.scratch) {
+                tx.out
+                    .push(&t, tx.scratch.get(..t.size).unwrap_or_default(), tx.max_segments);
+                n += 1;
+                if n >= MAX_TRANSMITS_PER_TURN {
+                    f.more = true;
+                    break;
+                }
+            }
+            f.sent = n > 0;
+            st.process_events();
+            f.drained = st.conn.is_drained();
+            while let Some(ev) = st.conn.poll_endpoint_event() {
+                if ev == EndpointEvent::Drained {
+                    f.drained = true;
+                } else {
+                    // CID routes and reset tokens for the endpoint; applied after the connection lock is
+                    // released (lock order: endpoint, then connection).
+                    tx.endpoint_events.push(ev);
+                }
+            }
+            f.deadline = st.conn.poll_timeout();
+            if driver {
+                st.driver_deadline = f.deadline;
+            } else if f
+                .deadline
+                .is_some_and(|d| st.driver_deadline.is_none_or(|armed| d < armed))
+            {
+                f.wake_driver = true;
+            }
+        }
+        if !tx.endpoint_events.is_empty() {
+            self.endpoint
+                .connection_events(self.handle, tx.endpoint_events.drain(..));
+        }
+        if !matches!(tx.out.send_now(socket), Ok(true)) {
+            f.blocked = true;
+        }
+        if !driver && (f.drained || f.blocked || f.more) {
+            f.wake_driver = true;
+        }
+        f
+    }
+
     /// Closes the connection with an application error code.
     pub(crate) fn close(&self, code: VarInt, reason: Bytes) {
         self.lock().conn.close(clock::now(), code, reason);
@@ -198,55 +368,13 @@ impl ConnShared {
     }
 }
 
-/// The task that drives one connection: timers, transmits, events, and the end of the connection.
+/// The task that drives one connection: timers, sends the socket could not take at once, more than one
+/// turn's worth of transmits, and the end of the connection. Most transmits are sent by the tasks that
+/// feed the core ([`ConnShared::flush`]).
 pub(crate) async fn drive(shared: Arc<ConnShared>) {
-    let socket = shared.endpoint.socket.clone();
-    let max_segments = socket.max_gso_segments();
-    let mut scratch = Vec::with_capacity(1500);
-    let mut out = Outgoing::default();
-    let mut endpoint_events = Vec::new();
     loop {
-        out.clear();
-        let now = clock::now();
-        let (deadline, drained, more) = {
-            let mut st = shared.lock();
-            if st.conn.poll_timeout().is_some_and(|t| t <= now) {
-                st.conn.handle_timeout(now);
-            }
-            let mut n = 0;
-            let mut more = false;
-            while let Some(t) = st.conn.poll_transmit(now, &mut scratch) {
-                out.push(&t, scratch.get(..t.size).unwrap_or_default(), max_segments);
-                n += 1;
-                if n >= MAX_TRANSMITS_PER_TURN {
-                    more = true;
-                    break;
-                }
-            }
-            st.process_events();
-            let mut drained = st.conn.is_drained();
-            while let Some(ev) = st.conn.poll_endpoint_event() {
-                if ev == EndpointEvent::Drained {
-                    drained = true;
-                } else {
-                    // CID routes and reset tokens for the endpoint; applied after the connection lock is
-                    // released (lock order: endpoint, then connection).
-                    endpoint_events.push(ev);
-                }
-            }
-            (st.conn.poll_timeout(), drained, more)
-        };
-        if !endpoint_events.is_empty() {
-            shared
-                .endpoint
-                .connection_events(shared.handle, endpoint_events.drain(..));
-        }
-        for t in out.transmits() {
-            if let Err(e) = socket.send(&t).await {
-                tracing::warn!(error = %e, "UDP send failed");
-            }
-        }
-        if drained {
+        let f = shared.flush_as(true);
+        if f.drained {
             let mut st = shared.lock();
             if st.error.is_none() {
                 st.error = Some(ConnectionError::LocallyClosed);
@@ -256,17 +384,22 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
             shared.endpoint.connection_drained(shared.handle);
             return;
         }
-        if more {
+        if f.blocked {
+            if let Err(e) = shared.endpoint.socket.writable().await {
+                tracing::warn!(error = %e, "UDP socket failed");
+            }
+            continue;
+        }
+        if f.more {
             tokio::task::yield_now().await;
             continue;
         }
-        match deadline {
+        match f.deadline {
             Some(d) => {
                 // A deadline already past with nothing sent would spin: wait at least a millisecond.
-                let d = if d <= now && out.is_empty() {
-                    now + Duration::from_millis(1)
-                } else {
-                    d
+                let d = match f.now {
+                    Some(now) if d <= now && !f.sent => now + Duration::from_millis(1),
+                    _ => d,
                 };
                 tokio::select! {
                     () = shared.notify.notified() => {}

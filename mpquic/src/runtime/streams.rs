@@ -111,7 +111,7 @@ impl SendStream {
             }
             Ok(n) => {
                 drop(st);
-                self.conn.wake_driver();
+                self.conn.flush();
                 Poll::Ready(Ok(n))
             }
             Err(streams::WriteError::Stopped(code)) => Poll::Ready(Err(WriteError::Stopped(code))),
@@ -152,7 +152,7 @@ impl SendStream {
                 }
             })
             .await?;
-            self.conn.wake_driver();
+            self.conn.flush();
             let _ = data.split_to(n.min(data.len()));
         }
         Ok(())
@@ -237,8 +237,9 @@ impl RecvStream {
         match st.conn.read(self.id, max.max(1), clock::now()) {
             Ok(Some(b)) => {
                 drop(st);
-                // Reading may give flow-control credit back to the peer.
-                self.conn.wake_driver();
+                // Reading may give flow-control credit back to the peer: the next flush sends it, whoever
+                // runs it. Wake the driver only for the first read since the last flush, not for every read.
+                self.conn.credit_released();
                 Poll::Ready(Ok(Some(b)))
             }
             Ok(None) => {
