@@ -259,21 +259,24 @@ impl ConnShared {
         }
     }
 
-    /// [`ConnShared::flush`]; the driver (`driver`) always runs at least one turn itself, waiting for the
-    /// current holder of the transmit side if needed, because it needs that turn's timer.
+    /// [`ConnShared::flush`]. The driver (`driver`) always gets a timer back: from its own turn, or, when
+    /// another task holds the transmit side, from the core as it stands (that task runs the turn the driver
+    /// asked for, and wakes the driver if the turn wants an earlier timer).
     fn flush_as(&self, driver: bool) -> Flushed {
         let mut total = Flushed::default();
         self.tx_pending.store(true, Ordering::Release);
-        let mut force = driver;
-        while force || self.tx_pending.load(Ordering::Acquire) {
-            let tx = if force {
-                Some(self.tx.lock().unwrap_or_else(PoisonError::into_inner))
-            } else {
-                self.tx.try_lock().ok()
+        let mut first = true;
+        while first || self.tx_pending.load(Ordering::Acquire) {
+            let Ok(mut tx) = self.tx.try_lock() else {
+                // Someone else holds the transmit side: they will see `tx_pending`.
+                if driver && first {
+                    total.deadline = self.arm_driver_timer();
+                }
+                break;
             };
-            // Someone else holds the transmit side: they will see `tx_pending`.
-            let Some(mut tx) = tx else { break };
-            let mut forced = std::mem::take(&mut force);
+            // The driver needs a turn of its own for its timer, even if a previous holder ran its request.
+            let mut forced = driver && std::mem::take(&mut first);
+            first = false;
             if forced {
                 self.tx_pending.store(false, Ordering::Release);
             }
@@ -296,6 +299,15 @@ impl ConnShared {
             }
         }
         total
+    }
+
+    /// The driver could not run a turn: it sleeps until the core's current timer, or without a timer (any
+    /// later turn then wakes it) if that timer is already due, since the turn that handles it is pending.
+    fn arm_driver_timer(&self) -> Option<Instant> {
+        let mut st = self.lock();
+        let deadline = st.conn.poll_timeout().filter(|&d| d > clock::now());
+        st.driver_deadline = deadline;
+        deadline
     }
 
     /// One turn of [`ConnShared::flush`] by the holder of the transmit side.
