@@ -37,6 +37,30 @@ use super::streams::{RecvStream, SendStream};
 /// Datagrams the driver writes per turn before it yields to other tasks.
 const MAX_TRANSMITS_PER_TURN: usize = 64;
 
+/// A hasher for the stream-ID keys of the waker maps: stream IDs are chosen by us or bounded by our stream
+/// limits, so a multiplicative hash is enough and much cheaper than SipHash on this per-event path.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Wakers of the tasks waiting on each stream.
+pub(crate) type WakerMap = HashMap<StreamId, Waker, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// Adds `w` to `list` unless an equivalent waker is there already.
 fn register(list: &mut Vec<Waker>, w: &Waker) {
     if !list.iter().any(|x| x.will_wake(w)) {
@@ -60,8 +84,8 @@ pub(crate) struct ConnState {
     /// Why the connection ended, once it did.
     pub(crate) error: Option<ConnectionError>,
     connecting: Vec<Waker>,
-    pub(crate) readable: HashMap<StreamId, Waker>,
-    pub(crate) writable: HashMap<StreamId, Waker>,
+    pub(crate) readable: WakerMap,
+    pub(crate) writable: WakerMap,
     accept_bi: Vec<Waker>,
     accept_uni: Vec<Waker>,
     open_bi: Vec<Waker>,
@@ -202,8 +226,8 @@ impl ConnShared {
                 handshake_done: false,
                 error: None,
                 connecting: Vec::new(),
-                readable: HashMap::new(),
-                writable: HashMap::new(),
+                readable: WakerMap::default(),
+                writable: WakerMap::default(),
                 accept_bi: Vec::new(),
                 accept_uni: Vec::new(),
                 open_bi: Vec::new(),
@@ -655,5 +679,23 @@ impl Connection {
     /// The peer's address (of the first path).
     pub fn remote_address(&self) -> SocketAddr {
         self.inner.remote
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waker_map_keys_stream_ids() {
+        let mut m = WakerMap::default();
+        for i in 0..1000u64 {
+            let id = StreamId::new(crate::proto::transport_params::Side::Client, Dir::Bi, i).unwrap();
+            m.insert(id, Waker::noop().clone());
+        }
+        assert_eq!(m.len(), 1000);
+        let id = StreamId::new(crate::proto::transport_params::Side::Client, Dir::Bi, 7).unwrap();
+        assert!(m.remove(&id).is_some());
+        assert!(m.remove(&id).is_none());
     }
 }
