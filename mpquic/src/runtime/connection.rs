@@ -2,11 +2,13 @@
 //!
 //! The core [`proto::connection::Connection`](crate::proto::connection::Connection) lives behind an
 //! `Arc<Mutex<..>>` shared by the endpoint (which feeds it datagrams), the application handles (streams,
-//! datagrams, close) and one driver task per connection. The driver fires the timer the core asks for
-//! (`tokio::time::sleep_until(poll_timeout)`), writes every datagram the core has to send, groups them for
-//! GSO and sends them, and turns core events into wake-ups of the tasks waiting on streams, datagrams,
-//! accepts or the end of the connection. Whoever changes the core's state (a datagram, a write, a read that
-//! returns flow-control credit) notifies the driver.
+//! datagrams, close) and one driver task per connection. A flush ([`ConnShared::flush`]) fires a due timer,
+//! writes every datagram the core has to send, groups them for GSO and sends them, and turns core events
+//! into wake-ups of the tasks waiting on streams, datagrams, accepts or the end of the connection. The task
+//! that changed the core's state flushes itself (the endpoint's receive task after a batch, a stream write);
+//! the driver task sleeps until the core's timer and is woken only when a flush wants an earlier timer, the
+//! socket is full, a burst exceeds one turn, the connection ends, or a read returned flow-control credit
+//! (the first read after a flush; later ones ride on the next flush).
 
 use std::collections::HashMap;
 use std::future::{Future, poll_fn};
