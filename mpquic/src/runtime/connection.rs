@@ -2,20 +2,22 @@
 //!
 //! The core [`proto::connection::Connection`](crate::proto::connection::Connection) lives behind an
 //! `Arc<Mutex<..>>` shared by the endpoint (which feeds it datagrams), the application handles (streams,
-//! datagrams, close) and one driver task per connection. The driver fires the timer the core asks for
-//! (`tokio::time::sleep_until(poll_timeout)`), writes every datagram the core has to send, groups them for
-//! GSO and sends them, and turns core events into wake-ups of the tasks waiting on streams, datagrams,
-//! accepts or the end of the connection. Whoever changes the core's state (a datagram, a write, a read that
-//! returns flow-control credit) notifies the driver.
+//! datagrams, close) and one driver task per connection. A flush ([`ConnShared::flush`]) fires a due timer,
+//! writes every datagram the core has to send, groups them for GSO and sends them, and turns core events
+//! into wake-ups of the tasks waiting on streams, datagrams, accepts or the end of the connection. The task
+//! that changed the core's state flushes itself (the endpoint's receive task after a batch, a stream write);
+//! the driver task sleeps until the core's timer and is woken only when a flush wants an earlier timer, the
+//! socket is full, a burst exceeds one turn, the connection ends, or a read returned flow-control credit
+//! (the first read after a flush; later ones ride on the next flush).
 
 use std::collections::HashMap;
 use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::Notify;
@@ -36,6 +38,30 @@ use super::streams::{RecvStream, SendStream};
 
 /// Datagrams the driver writes per turn before it yields to other tasks.
 const MAX_TRANSMITS_PER_TURN: usize = 64;
+
+/// A hasher for the stream-ID keys of the waker maps: stream IDs are chosen by us or bounded by our stream
+/// limits, so a multiplicative hash is enough and much cheaper than SipHash on this per-event path.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Wakers of the tasks waiting on each stream.
+pub(crate) type WakerMap = HashMap<StreamId, Waker, std::hash::BuildHasherDefault<IdHasher>>;
 
 /// Adds `w` to `list` unless an equivalent waker is there already.
 fn register(list: &mut Vec<Waker>, w: &Waker) {
@@ -60,14 +86,17 @@ pub(crate) struct ConnState {
     /// Why the connection ended, once it did.
     pub(crate) error: Option<ConnectionError>,
     connecting: Vec<Waker>,
-    pub(crate) readable: HashMap<StreamId, Waker>,
-    pub(crate) writable: HashMap<StreamId, Waker>,
+    pub(crate) readable: WakerMap,
+    pub(crate) writable: WakerMap,
     accept_bi: Vec<Waker>,
     accept_uni: Vec<Waker>,
     open_bi: Vec<Waker>,
     open_uni: Vec<Waker>,
     datagrams: Vec<Waker>,
     closed: Vec<Waker>,
+    /// The time the driver task sleeps until (`None`: no timer). Whoever makes the core want an earlier
+    /// timer wakes the driver so that it re-arms.
+    driver_deadline: Option<Instant>,
 }
 
 impl ConnState {
@@ -138,10 +167,45 @@ impl ConnState {
     }
 }
 
+/// The transmit side of a connection: whoever holds it builds and sends the core's datagrams, so that
+/// datagrams leave in the order the core wrote them.
+#[derive(Debug)]
+struct Tx {
+    out: Outgoing,
+    scratch: Vec<u8>,
+    endpoint_events: Vec<EndpointEvent>,
+    max_segments: usize,
+}
+
+/// What a flush ([`ConnShared::flush`]) found.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Flushed {
+    /// The next timer the core wants.
+    deadline: Option<Instant>,
+    /// The time the core was given.
+    now: Option<Instant>,
+    /// Datagrams were written.
+    sent: bool,
+    /// The connection finished draining.
+    drained: bool,
+    /// The socket would block: datagrams wait for it to become writable.
+    blocked: bool,
+    /// The per-turn transmit limit was hit: there may be more to send.
+    more: bool,
+    /// The driver must run: its timer must move earlier, or one of the above needs it.
+    wake_driver: bool,
+}
+
 /// What the endpoint, the driver and the application handles share about one connection.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
     state: Mutex<ConnState>,
+    /// The transmit side; see [`ConnShared::flush`].
+    tx: Mutex<Tx>,
+    /// A flush was asked for and has not run yet (whoever holds `tx` runs it).
+    tx_pending: AtomicBool,
+    /// The application read stream data since the last flush (which may have queued flow-control credit).
+    read_since_flush: AtomicBool,
     /// Wakes the driver: the core may have something to send, a new timer or events.
     notify: Notify,
     /// Application handles alive ([`Connection`], [`Connecting`], streams); at zero the connection closes.
@@ -164,15 +228,24 @@ impl ConnShared {
                 handshake_done: false,
                 error: None,
                 connecting: Vec::new(),
-                readable: HashMap::new(),
-                writable: HashMap::new(),
+                readable: WakerMap::default(),
+                writable: WakerMap::default(),
                 accept_bi: Vec::new(),
                 accept_uni: Vec::new(),
                 open_bi: Vec::new(),
                 open_uni: Vec::new(),
                 datagrams: Vec::new(),
                 closed: Vec::new(),
+                driver_deadline: None,
             }),
+            tx: Mutex::new(Tx {
+                out: Outgoing::default(),
+                scratch: Vec::with_capacity(1500),
+                endpoint_events: Vec::new(),
+                max_segments: endpoint.socket.max_gso_segments(),
+            }),
+            tx_pending: AtomicBool::new(false),
+            read_since_flush: AtomicBool::new(false),
             notify: Notify::new(),
             app_refs: AtomicUsize::new(0),
             remote,
@@ -191,6 +264,141 @@ impl ConnShared {
         self.notify.notify_one();
     }
 
+    /// The application consumed stream data: flow-control credit may be due. The driver is woken for the
+    /// first read after a flush only; every later flush (they follow each received batch) sends the credit.
+    pub(crate) fn credit_released(&self) {
+        if !self.read_since_flush.swap(true, Ordering::AcqRel) {
+            self.wake_driver();
+        }
+    }
+
+    /// Runs the driver's work in the calling task: fires a due timer, builds and sends what the core has to
+    /// send (without waiting for the socket), turns core events into wake-ups and forwards routing updates
+    /// to the endpoint. The driver task is woken only when it must re-arm its timer earlier, wait for the
+    /// socket, send more than one turn's worth, or finish the connection.
+    ///
+    /// If another task is flushing, this one only marks the flush as pending and returns; the flushing task
+    /// runs it before it lets go of the transmit side, so no request is lost and datagrams stay in order.
+    pub(crate) fn flush(&self) {
+        if self.flush_as(false).wake_driver {
+            self.wake_driver();
+        }
+    }
+
+    /// [`ConnShared::flush`]. The driver (`driver`) always gets a timer back: from its own turn, or, when
+    /// another task holds the transmit side, from the core as it stands (that task runs the turn the driver
+    /// asked for, and wakes the driver if the turn wants an earlier timer).
+    fn flush_as(&self, driver: bool) -> Flushed {
+        let mut total = Flushed::default();
+        self.tx_pending.store(true, Ordering::Release);
+        let mut first = true;
+        while first || self.tx_pending.load(Ordering::Acquire) {
+            let Ok(mut tx) = self.tx.try_lock() else {
+                // Someone else holds the transmit side: they will see `tx_pending`.
+                if driver && first {
+                    total.deadline = self.arm_driver_timer();
+                }
+                break;
+            };
+            // The driver needs a turn of its own for its timer, even if a previous holder ran its request.
+            let mut forced = driver && std::mem::take(&mut first);
+            first = false;
+            if forced {
+                self.tx_pending.store(false, Ordering::Release);
+            }
+            while std::mem::take(&mut forced) || self.tx_pending.swap(false, Ordering::AcqRel) {
+                let f = self.flush_once(&mut tx, driver);
+                total.deadline = f.deadline;
+                total.now = f.now.or(total.now);
+                total.sent |= f.sent;
+                total.drained |= f.drained;
+                total.blocked = f.blocked;
+                total.more = f.more;
+                total.wake_driver |= f.wake_driver;
+                if f.blocked {
+                    break;
+                }
+            }
+            if total.blocked {
+                // Retried by the driver once the socket is writable.
+                break;
+            }
+        }
+        total
+    }
+
+    /// The driver could not run a turn: it sleeps until the core's current timer, or without a timer (any
+    /// later turn then wakes it) if that timer is already due, since the turn that handles it is pending.
+    fn arm_driver_timer(&self) -> Option<Instant> {
+        let mut st = self.lock();
+        let deadline = st.conn.poll_timeout().filter(|&d| d > clock::now());
+        st.driver_deadline = deadline;
+        deadline
+    }
+
+    /// One turn of [`ConnShared::flush`] by the holder of the transmit side.
+    fn flush_once(&self, tx: &mut Tx, driver: bool) -> Flushed {
+        let mut f = Flushed::default();
+        let socket = &self.endpoint.socket;
+        if tx.out.has_unsent() && !matches!(tx.out.send_now(socket), Ok(true)) {
+            f.blocked = true;
+            f.wake_driver = !driver;
+            return f;
+        }
+        tx.out.clear();
+        let now = clock::now();
+        f.now = Some(now);
+        {
+            let mut st = self.lock();
+            if st.conn.poll_timeout().is_some_and(|t| t <= now) {
+                st.conn.handle_timeout(now);
+            }
+            self.read_since_flush.store(false, Ordering::Release);
+            let mut n = 0;
+            while let Some(t) = st.conn.poll_transmit(now, &mut tx.scratch) {
+                tx.out
+                    .push(&t, tx.scratch.get(..t.size).unwrap_or_default(), tx.max_segments);
+                n += 1;
+                if n >= MAX_TRANSMITS_PER_TURN {
+                    f.more = true;
+                    break;
+                }
+            }
+            f.sent = n > 0;
+            st.process_events();
+            f.drained = st.conn.is_drained();
+            while let Some(ev) = st.conn.poll_endpoint_event() {
+                if ev == EndpointEvent::Drained {
+                    f.drained = true;
+                } else {
+                    // CID routes and reset tokens for the endpoint; applied after the connection lock is
+                    // released (lock order: endpoint, then connection).
+                    tx.endpoint_events.push(ev);
+                }
+            }
+            f.deadline = st.conn.poll_timeout();
+            if driver {
+                st.driver_deadline = f.deadline;
+            } else if f
+                .deadline
+                .is_some_and(|d| st.driver_deadline.is_none_or(|armed| d < armed))
+            {
+                f.wake_driver = true;
+            }
+        }
+        if !tx.endpoint_events.is_empty() {
+            self.endpoint
+                .connection_events(self.handle, tx.endpoint_events.drain(..));
+        }
+        if !matches!(tx.out.send_now(socket), Ok(true)) {
+            f.blocked = true;
+        }
+        if !driver && (f.drained || f.blocked || f.more) {
+            f.wake_driver = true;
+        }
+        f
+    }
+
     /// Closes the connection with an application error code.
     pub(crate) fn close(&self, code: VarInt, reason: Bytes) {
         self.lock().conn.close(clock::now(), code, reason);
@@ -198,55 +406,13 @@ impl ConnShared {
     }
 }
 
-/// The task that drives one connection: timers, transmits, events, and the end of the connection.
+/// The task that drives one connection: timers, sends the socket could not take at once, more than one
+/// turn's worth of transmits, and the end of the connection. Most transmits are sent by the tasks that
+/// feed the core ([`ConnShared::flush`]).
 pub(crate) async fn drive(shared: Arc<ConnShared>) {
-    let socket = shared.endpoint.socket.clone();
-    let max_segments = socket.max_gso_segments();
-    let mut scratch = Vec::with_capacity(1500);
-    let mut out = Outgoing::default();
-    let mut endpoint_events = Vec::new();
     loop {
-        out.clear();
-        let now = clock::now();
-        let (deadline, drained, more) = {
-            let mut st = shared.lock();
-            if st.conn.poll_timeout().is_some_and(|t| t <= now) {
-                st.conn.handle_timeout(now);
-            }
-            let mut n = 0;
-            let mut more = false;
-            while let Some(t) = st.conn.poll_transmit(now, &mut scratch) {
-                out.push(&t, scratch.get(..t.size).unwrap_or_default(), max_segments);
-                n += 1;
-                if n >= MAX_TRANSMITS_PER_TURN {
-                    more = true;
-                    break;
-                }
-            }
-            st.process_events();
-            let mut drained = st.conn.is_drained();
-            while let Some(ev) = st.conn.poll_endpoint_event() {
-                if ev == EndpointEvent::Drained {
-                    drained = true;
-                } else {
-                    // CID routes and reset tokens for the endpoint; applied after the connection lock is
-                    // released (lock order: endpoint, then connection).
-                    endpoint_events.push(ev);
-                }
-            }
-            (st.conn.poll_timeout(), drained, more)
-        };
-        if !endpoint_events.is_empty() {
-            shared
-                .endpoint
-                .connection_events(shared.handle, endpoint_events.drain(..));
-        }
-        for t in out.transmits() {
-            if let Err(e) = socket.send(&t).await {
-                tracing::warn!(error = %e, "UDP send failed");
-            }
-        }
-        if drained {
+        let f = shared.flush_as(true);
+        if f.drained {
             let mut st = shared.lock();
             if st.error.is_none() {
                 st.error = Some(ConnectionError::LocallyClosed);
@@ -256,17 +422,22 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
             shared.endpoint.connection_drained(shared.handle);
             return;
         }
-        if more {
+        if f.blocked {
+            if let Err(e) = shared.endpoint.socket.writable().await {
+                tracing::warn!(error = %e, "UDP socket failed");
+            }
+            continue;
+        }
+        if f.more {
             tokio::task::yield_now().await;
             continue;
         }
-        match deadline {
+        match f.deadline {
             Some(d) => {
                 // A deadline already past with nothing sent would spin: wait at least a millisecond.
-                let d = if d <= now && out.is_empty() {
-                    now + Duration::from_millis(1)
-                } else {
-                    d
+                let d = match f.now {
+                    Some(now) if d <= now && !f.sent => now + Duration::from_millis(1),
+                    _ => d,
                 };
                 tokio::select! {
                     () = shared.notify.notified() => {}
@@ -521,5 +692,23 @@ impl Connection {
     /// validation state and the congestion controller's variables.
     pub fn path_stats(&self, path: PathId) -> Option<crate::proto::connection::PathStats> {
         self.inner.lock().conn.path_stats(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waker_map_keys_stream_ids() {
+        let mut m = WakerMap::default();
+        for i in 0..1000u64 {
+            let id = StreamId::new(crate::proto::transport_params::Side::Client, Dir::Bi, i).unwrap();
+            m.insert(id, Waker::noop().clone());
+        }
+        assert_eq!(m.len(), 1000);
+        let id = StreamId::new(crate::proto::transport_params::Side::Client, Dir::Bi, 7).unwrap();
+        assert!(m.remove(&id).is_some());
+        assert!(m.remove(&id).is_none());
     }
 }

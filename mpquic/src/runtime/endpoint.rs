@@ -371,8 +371,10 @@ async fn receive(shared: Arc<EndpointShared>) {
                 }
             }
         }
+        // Answer at once from this task (ACKs, and new data that the ACKs let out) rather than waking each
+        // connection's driver: one task hop and one thread wake-up less per batch.
         for c in touched.drain(..) {
-            c.wake_driver();
+            c.flush();
         }
         for (t, bytes) in responses.drain(..) {
             let transmit = quinn_udp::Transmit {

@@ -15,9 +15,11 @@
 //!
 //! # Architecture
 //! Each endpoint has one receive task that routes datagrams through the core endpoint; each connection has
-//! one driver task owning its timer (`sleep_until(poll_timeout)`) and its transmits. The core connection sits
-//! behind an `Arc<Mutex<..>>` shared with the application handles, which register wakers for stream
-//! readiness, accepts, datagrams and the end of the connection. The runtime is the one place that reads the
+//! one driver task owning its timer (`sleep_until(poll_timeout)`). The core connection sits behind an
+//! `Arc<Mutex<..>>` shared with the application handles, which register wakers for stream readiness,
+//! accepts, datagrams and the end of the connection. Transmits are flushed by whichever task fed the core
+//! (the receive task after a batch, a stream write); the driver is woken only for an earlier timer, a full
+//! socket, a long burst or the end of the connection. The runtime is the one place that reads the
 //! clock (`clock.rs`) and seeds the core's random generators from the operating system.
 //!
 //! One socket per endpoint is enough for a single path. Multipath (issue 6) needs the local address each

@@ -64,6 +64,19 @@ impl Socket {
         }
     }
 
+    /// Sends one transmit if the socket can take it now; [`io::ErrorKind::WouldBlock`] otherwise (then wait
+    /// with [`Socket::writable`]).
+    pub(crate) fn try_send(&self, transmit: &Transmit<'_>) -> io::Result<()> {
+        self.io.try_io(Interest::WRITABLE, || {
+            self.state.send((&self.io).into(), transmit)
+        })
+    }
+
+    /// Waits until the socket may accept a send again.
+    pub(crate) async fn writable(&self) -> io::Result<()> {
+        self.io.writable().await
+    }
+
     /// Receives a batch of datagrams; returns how many entries of `meta` were filled.
     pub(crate) async fn recv(&self, bufs: &mut [IoSliceMut<'_>], meta: &mut [RecvMeta]) -> io::Result<usize> {
         loop {
@@ -121,18 +134,55 @@ struct Batch {
 pub(crate) struct Outgoing {
     buf: Vec<u8>,
     batches: Vec<Batch>,
+    /// Batches already handed to the socket by [`Outgoing::send_now`].
+    sent: usize,
 }
 
 impl Outgoing {
-    /// Whether nothing is queued.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.batches.is_empty()
+    /// Whether some queued batch has not been sent yet.
+    pub(crate) fn has_unsent(&self) -> bool {
+        self.sent < self.batches.len()
     }
 
     /// Forgets everything queued, keeping the allocation.
     pub(crate) fn clear(&mut self) {
         self.buf.clear();
         self.batches.clear();
+        self.sent = 0;
+    }
+
+    /// Sends the unsent batches without waiting. `Ok(true)` when all went out, `Ok(false)` when the socket
+    /// would block (the rest stays queued for the next call).
+    pub(crate) fn send_now(&mut self, socket: &Socket) -> io::Result<bool> {
+        while let Some(b) = self.batches.get(self.sent) {
+            let Some(t) = self.transmit(b) else {
+                self.sent += 1;
+                continue;
+            };
+            match socket.try_send(&t) {
+                Ok(()) => self.sent += 1,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => {
+                    // Not retried: QUIC recovers from the loss.
+                    self.sent += 1;
+                    tracing::warn!(error = %e, "UDP send failed");
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn transmit(&self, b: &Batch) -> Option<Transmit<'_>> {
+        let contents = self.buf.get(b.start..b.end)?;
+        let segment_size =
+            (b.segments > 1 || b.closed && b.segment_size < contents.len()).then_some(b.segment_size);
+        Some(Transmit {
+            destination: b.destination,
+            ecn: b.ecn,
+            contents,
+            segment_size,
+            src_ip: b.src_ip,
+        })
     }
 
     /// Queues one core transmit whose bytes are `data`.
@@ -174,19 +224,9 @@ impl Outgoing {
     }
 
     /// The queued transmits, ready for [`Socket::send`].
+    #[cfg(test)]
     pub(crate) fn transmits(&self) -> impl Iterator<Item = Transmit<'_>> {
-        self.batches.iter().filter_map(|b| {
-            let contents = self.buf.get(b.start..b.end)?;
-            let segment_size =
-                (b.segments > 1 || b.closed && b.segment_size < contents.len()).then_some(b.segment_size);
-            Some(Transmit {
-                destination: b.destination,
-                ecn: b.ecn,
-                contents,
-                segment_size,
-                src_ip: b.src_ip,
-            })
-        })
+        self.batches.iter().filter_map(|b| self.transmit(b))
     }
 }
 

@@ -3,6 +3,7 @@
 //! Both lock their connection for each call and register their task's waker when the core says "blocked";
 //! the connection's driver wakes it on the matching stream event.
 
+use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::io;
 use std::pin::Pin;
@@ -20,6 +21,11 @@ use super::connection::ConnRef;
 
 /// Bytes copied from the caller's buffer per write call (the core accepts what its send buffer can hold).
 const MAX_WRITE_COPY: usize = 64 * 1024;
+
+/// Read-ahead of [`RecvStream`]: when a read finds data, up to this many more chunks and bytes are taken from
+/// the core under the same lock, so that a reader does not lock the connection once per received packet.
+const READ_AHEAD_CHUNKS: usize = 32;
+const READ_AHEAD_BYTES: usize = 64 * 1024;
 
 /// Why a write failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,7 +117,7 @@ impl SendStream {
             }
             Ok(n) => {
                 drop(st);
-                self.conn.wake_driver();
+                self.conn.flush();
                 Poll::Ready(Ok(n))
             }
             Err(streams::WriteError::Stopped(code)) => Poll::Ready(Err(WriteError::Stopped(code))),
@@ -152,7 +158,7 @@ impl SendStream {
                 }
             })
             .await?;
-            self.conn.wake_driver();
+            self.conn.flush();
             let _ = data.split_to(n.min(data.len()));
         }
         Ok(())
@@ -216,6 +222,17 @@ pub struct RecvStream {
     id: StreamId,
     /// The end of the stream was read, or the stream was stopped.
     done: bool,
+    /// Chunks already taken from the core (read-ahead), in order.
+    ahead: VecDeque<Bytes>,
+    /// How the stream ended, if the read-ahead reached its end (the core has forgotten the stream then).
+    ahead_end: Option<Ended>,
+}
+
+/// The end of a stream seen by the read-ahead.
+#[derive(Debug, Clone, Copy)]
+enum Ended {
+    Fin,
+    Reset(VarInt),
 }
 
 impl RecvStream {
@@ -224,7 +241,19 @@ impl RecvStream {
             conn,
             id,
             done: false,
+            ahead: VecDeque::new(),
+            ahead_end: None,
         }
+    }
+
+    /// The next read-ahead chunk, cut to `max` bytes.
+    fn take_ahead(&mut self, max: usize) -> Option<Bytes> {
+        let mut b = self.ahead.pop_front()?;
+        if b.len() > max {
+            let rest = b.split_off(max);
+            self.ahead.push_front(rest);
+        }
+        Some(b)
     }
 
     /// The stream ID.
@@ -233,12 +262,47 @@ impl RecvStream {
     }
 
     fn poll_chunk(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<Result<Option<Bytes>, ReadError>> {
+        let max = max.max(1);
+        if let Some(b) = self.take_ahead(max) {
+            return Poll::Ready(Ok(Some(b)));
+        }
+        match self.ahead_end.take() {
+            Some(Ended::Fin) => {
+                self.done = true;
+                return Poll::Ready(Ok(None));
+            }
+            Some(Ended::Reset(code)) => {
+                self.done = true;
+                return Poll::Ready(Err(ReadError::Reset(code)));
+            }
+            None => {}
+        }
         let mut st = self.conn.lock();
-        match st.conn.read(self.id, max.max(1), clock::now()) {
+        let now = clock::now();
+        match st.conn.read(self.id, max, now) {
             Ok(Some(b)) => {
+                let mut budget = READ_AHEAD_BYTES;
+                while self.ahead.len() < READ_AHEAD_CHUNKS && budget > 0 {
+                    match st.conn.read(self.id, budget, now) {
+                        Ok(Some(c)) => {
+                            budget = budget.saturating_sub(c.len());
+                            self.ahead.push_back(c);
+                        }
+                        Ok(None) => {
+                            self.ahead_end = Some(Ended::Fin);
+                            break;
+                        }
+                        Err(streams::ReadError::Reset(code)) => {
+                            self.ahead_end = Some(Ended::Reset(code));
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
                 drop(st);
-                // Reading may give flow-control credit back to the peer.
-                self.conn.wake_driver();
+                // Reading may give flow-control credit back to the peer: the next flush sends it, whoever
+                // runs it. Wake the driver only for the first read since the last flush, not for every read.
+                self.conn.credit_released();
                 Poll::Ready(Ok(Some(b)))
             }
             Ok(None) => {
@@ -299,6 +363,12 @@ impl RecvStream {
 
     /// Asks the peer to stop sending (STOP_SENDING) with an application error code.
     pub fn stop(&mut self, code: VarInt) -> Result<(), ReadError> {
+        self.ahead.clear();
+        if self.ahead_end.take().is_some() {
+            // The read-ahead already took the stream's end from the core: nothing is left to stop.
+            self.done = true;
+            return Ok(());
+        }
         let r = self.conn.lock().conn.stop(self.id, code);
         self.done = true;
         self.conn.wake_driver();
@@ -308,7 +378,7 @@ impl RecvStream {
 
 impl Drop for RecvStream {
     fn drop(&mut self) {
-        if !self.done {
+        if !self.done && self.ahead_end.is_none() {
             let _ = self.conn.lock().conn.stop(self.id, VarInt::from_u32(0));
             self.conn.wake_driver();
         }
