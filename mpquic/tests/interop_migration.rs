@@ -1,6 +1,7 @@
 //! Connection migration against quinn 0.11 over loopback (RFC 9000 §9): a quinn client that rebinds its
-//! socket mid-transfer (NAT rebinding as seen by an mpquic server), and an mpquic client that moves to a quinn
-//! server's preferred address (RFC 9000 §9.6). Every transfer is checked with SHA-256.
+//! socket mid-transfer (NAT rebinding as seen by an mpquic server), an mpquic client that rebinds its socket
+//! mid-transfer against a quinn server (active migration with a fresh connection ID), and an mpquic client that
+//! moves to a quinn server's preferred address (RFC 9000 §9.6). Every transfer is checked with SHA-256.
 //!
 //! The preferred-address test needs a second loopback address (127.0.0.2), which Linux routes to `lo`.
 
@@ -125,6 +126,42 @@ async fn quinn_client_rebinds_mid_transfer_mpquic_server_follows() {
         assert_eq!(n, SIZE);
         assert_eq!(remote, after, "the mpquic server did not follow the rebinding");
         assert!(validated, "the new client address was not validated");
+        client.wait_idle().await;
+    })
+    .await;
+}
+
+/// The mpquic client moves to a new UDP port mid-transfer (active migration with a fresh connection ID); the
+/// quinn server follows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mpquic_client_rebinds_mid_transfer_quinn_server_follows() {
+    bounded(async {
+        let c = certs();
+        let server = quinn::Endpoint::server(quinn_server_config(&c), loopback()).unwrap();
+        let addr = server.local_addr().unwrap();
+        let srv = tokio::spawn(async move {
+            let conn = server.accept().await.unwrap().await.unwrap();
+            let (s, r) = conn.accept_bi().await.unwrap();
+            let n = hash_stream(s, r).await;
+            let remote = conn.remote_address();
+            conn.closed().await;
+            server.wait_idle().await;
+            (n, remote)
+        });
+        let client = mp_client(&c);
+        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
+        let before = client.local_addr();
+        let (s, r) = conn.open_bi().await.unwrap();
+        let data = pattern(SIZE, 8);
+        upload(s, r, &data, || client.rebind(loopback()).unwrap()).await;
+        let after = client.local_addr();
+        assert_ne!(before, after);
+        let path = conn.path_stats(mp::PathId(0)).unwrap();
+        assert_eq!(path.local, Some(after), "the client did not migrate its path");
+        conn.close(0u32.into(), b"done");
+        let (n, remote) = srv.await.unwrap();
+        assert_eq!(n, SIZE);
+        assert_eq!(remote, after, "the quinn server did not follow the migration");
         client.wait_idle().await;
     })
     .await;

@@ -242,7 +242,7 @@ impl ConnShared {
                 out: Outgoing::default(),
                 scratch: Vec::with_capacity(1500),
                 endpoint_events: Vec::new(),
-                max_segments: endpoint.socket.max_gso_segments(),
+                max_segments: endpoint.socket().max_gso_segments(),
             }),
             tx_pending: AtomicBool::new(false),
             read_since_flush: AtomicBool::new(false),
@@ -339,7 +339,7 @@ impl ConnShared {
     /// One turn of [`ConnShared::flush`] by the holder of the transmit side.
     fn flush_once(&self, tx: &mut Tx, driver: bool) -> Flushed {
         let mut f = Flushed::default();
-        let socket = &self.endpoint.socket;
+        let socket = &self.endpoint.socket();
         if tx.out.has_unsent() && !matches!(tx.out.send_now(socket), Ok(true)) {
             f.blocked = true;
             f.wake_driver = !driver;
@@ -423,7 +423,7 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
             return;
         }
         if f.blocked {
-            if let Err(e) = shared.endpoint.socket.writable().await {
+            if let Err(e) = shared.endpoint.socket().writable().await {
                 tracing::warn!(error = %e, "UDP socket failed");
             }
             continue;

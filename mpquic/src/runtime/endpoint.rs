@@ -57,8 +57,9 @@ struct EndpointState {
 #[derive(Debug)]
 pub(crate) struct EndpointShared {
     state: Mutex<EndpointState>,
-    pub(crate) socket: Arc<Socket>,
-    /// Wakes the receive task to check whether it should end.
+    /// The UDP socket ([`Endpoint::rebind`] replaces it).
+    socket: std::sync::RwLock<Arc<Socket>>,
+    /// Wakes the receive task to check whether it should end (or pick up a new socket).
     notify: Notify,
     runtime: tokio::runtime::Handle,
 }
@@ -66,6 +67,11 @@ pub(crate) struct EndpointShared {
 impl EndpointShared {
     fn lock(&self) -> MutexGuard<'_, EndpointState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The current UDP socket.
+    pub(crate) fn socket(&self) -> Arc<Socket> {
+        self.socket.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Routing updates from a connection (new or retired CIDs, reset tokens) for the core endpoint.
@@ -149,7 +155,7 @@ impl Endpoint {
                 closed: false,
                 default_client: None,
             }),
-            socket,
+            socket: std::sync::RwLock::new(socket),
             notify: Notify::new(),
             runtime: runtime.clone(),
         });
@@ -159,7 +165,42 @@ impl Endpoint {
 
     /// The local address the socket is bound to.
     pub fn local_addr(&self) -> SocketAddr {
-        self.shared.socket.local_addr()
+        self.shared.socket().local_addr()
+    }
+
+    /// Moves the endpoint to a new UDP socket bound to `bind_addr` (e.g. after the network changed, or to
+    /// test migration). Client connections migrate actively (RFC 9000 §9.2: a fresh connection ID and
+    /// validation of the new path; congestion state reset unless only the port changed); where the server
+    /// forbade migration or gave no spare connection ID, the server sees a NAT rebinding instead. Datagrams
+    /// still in the old socket's buffers are lost (and recovered like any loss).
+    pub fn rebind(&self, bind_addr: SocketAddr) -> io::Result<()> {
+        let socket = {
+            let _guard = self.shared.runtime.enter();
+            Arc::new(Socket::bind(bind_addr)?)
+        };
+        let local = socket.local_addr();
+        *self.shared.socket.write().unwrap_or_else(PoisonError::into_inner) = socket;
+        // The receive task picks up the new socket.
+        self.shared.notify.notify_one();
+        let conns: Vec<_> = self.shared.lock().conns.values().cloned().collect();
+        let now = clock::now();
+        for c in conns {
+            {
+                let mut st = c.lock();
+                if st.conn.side() == crate::proto::transport_params::Side::Client {
+                    // A wildcard socket keeps the interface address the path used; only the port is new.
+                    let ip = match st.conn.path_stats(crate::cc::PathId(0)).and_then(|s| s.local) {
+                        Some(old) if local.ip().is_unspecified() => old.ip(),
+                        _ => local.ip(),
+                    };
+                    if let Err(e) = st.conn.migrate(now, SocketAddr::new(ip, local.port())) {
+                        tracing::debug!(error = %e, "rebind without active migration");
+                    }
+                }
+            }
+            c.flush();
+        }
+        Ok(())
     }
 
     /// Server: whether every client must first prove its address with a Retry round trip (RFC 9000 §8.1.2).
@@ -291,8 +332,8 @@ fn recv_buf_size(gro_segments: usize) -> usize {
 
 /// The receive task of an endpoint.
 async fn receive(shared: Arc<EndpointShared>) {
-    let socket = shared.socket.clone();
-    let local = socket.local_addr();
+    let mut socket = shared.socket();
+    let mut local = socket.local_addr();
     let batch = quinn_udp::BATCH_SIZE.clamp(1, 32);
     let mut bufs: Vec<Vec<u8>> = (0..batch)
         .map(|_| vec![0u8; recv_buf_size(socket.gro_segments())])
@@ -303,6 +344,12 @@ async fn receive(shared: Arc<EndpointShared>) {
     loop {
         if shared.should_stop() {
             return;
+        }
+        let current = shared.socket();
+        if !Arc::ptr_eq(&current, &socket) {
+            // Endpoint::rebind: receive on the new socket from now on.
+            socket = current;
+            local = socket.local_addr();
         }
         let received = {
             let mut slices: Vec<IoSliceMut<'_>> = bufs.iter_mut().map(|b| IoSliceMut::new(b)).collect();

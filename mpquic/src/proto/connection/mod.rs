@@ -70,6 +70,8 @@ pub struct PathStats {
     pub path: PathId,
     /// The peer's address on this path.
     pub remote: SocketAddr,
+    /// Our address on this path, once known.
+    pub local: Option<SocketAddr>,
     /// Whether the peer's address is validated (RFC 9000 §8.1).
     pub validated: bool,
     /// Whether the path has backup status.
@@ -493,6 +495,7 @@ impl Connection {
         Some(PathStats {
             path,
             remote: p.remote,
+            local: p.local,
             validated: p.validated,
             backup: p.status == crate::sched::PathStatus::Backup,
             mtu: p.mtu,

@@ -66,7 +66,8 @@ impl Connection {
         self.insert_path(now, id, remote, local, remote_cid, false);
         self.remote_cids.start_using(id);
         self.start_path_validation(now, id);
-        self.events.push_back(super::Event::PathOpened { path: id, remote });
+        self.events
+            .push_back(super::Event::PathOpened { path: id, remote });
         true
     }
 
