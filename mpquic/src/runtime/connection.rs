@@ -94,6 +94,9 @@ pub(crate) struct ConnState {
     open_uni: Vec<Waker>,
     datagrams: Vec<Waker>,
     closed: Vec<Waker>,
+    /// Path events not yet taken by [`Connection::path_event`](super::Connection::path_event) (bounded).
+    pub(super) path_events: std::collections::VecDeque<super::paths::PathEvent>,
+    pub(super) path_event_wakers: Vec<Waker>,
     /// The time the driver task sleeps until (`None`: no timer). Whoever makes the core want an earlier
     /// timer wakes the driver so that it re-arms.
     driver_deadline: Option<Instant>,
@@ -138,6 +141,16 @@ impl ConnState {
                     _ => {}
                 },
                 Event::DatagramReceived => wake_all(&mut self.datagrams),
+                Event::PathOpened { .. }
+                | Event::PathValidated { .. }
+                | Event::PathStatusChanged { .. }
+                | Event::PathAbandoned { .. }
+                | Event::PathClosed { .. }
+                | Event::PeerAddressChanged { .. } => {
+                    if let Some(pe) = super::paths::PathEvent::from_core(&ev) {
+                        self.push_path_event(pe);
+                    }
+                }
                 Event::ConnectionLost(e) => {
                     tracing::debug!(error = ?e, "connection lost");
                     if self.error.is_none() {
@@ -150,7 +163,17 @@ impl ConnState {
         }
     }
 
+    /// Queues a path event for the application (the oldest is dropped beyond the bound).
+    pub(super) fn push_path_event(&mut self, ev: super::paths::PathEvent) {
+        if self.path_events.len() >= super::paths::MAX_PATH_EVENTS {
+            self.path_events.pop_front();
+        }
+        self.path_events.push_back(ev);
+        wake_all(&mut self.path_event_wakers);
+    }
+
     fn wake_everyone(&mut self) {
+        wake_all(&mut self.path_event_wakers);
         wake_all(&mut self.connecting);
         wake_all(&mut self.accept_bi);
         wake_all(&mut self.accept_uni);
@@ -236,6 +259,8 @@ impl ConnShared {
                 open_uni: Vec::new(),
                 datagrams: Vec::new(),
                 closed: Vec::new(),
+                path_events: std::collections::VecDeque::new(),
+                path_event_wakers: Vec::new(),
                 driver_deadline: None,
             }),
             tx: Mutex::new(Tx {
@@ -530,7 +555,7 @@ impl Future for Connecting {
 /// stream are dropped.
 #[derive(Debug, Clone)]
 pub struct Connection {
-    inner: ConnRef,
+    pub(super) inner: ConnRef,
 }
 
 impl Connection {

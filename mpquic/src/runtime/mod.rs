@@ -31,17 +31,22 @@
 mod clock;
 mod connection;
 mod endpoint;
+mod paths;
 mod socket;
 mod streams;
 
 pub use connection::{Connecting, Connection};
 pub use endpoint::{ConnectError, Endpoint};
+pub use paths::PathEvent;
 pub use streams::{ReadError, RecvStream, SendStream, WriteError};
 
 pub use crate::cc::PathId;
+pub use crate::proto::cid::OpenPathError;
 pub use crate::proto::coding::VarInt;
+pub use crate::proto::connection::ClosePathError;
 pub use crate::proto::connection::{
     ClientConfig, ConnectionError, ConnectionStats, PathStats, PreferredAddressConfig, SendDatagramError,
     ServerConfig, TransportConfig,
 };
 pub use crate::proto::streams::StreamId;
+pub use crate::sched::PathStatus;

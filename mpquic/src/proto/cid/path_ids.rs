@@ -26,17 +26,22 @@ pub enum PathDisposition {
 }
 
 /// Why a path could not be opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum OpenPathError {
     /// Only the client opens paths (draft-ietf-quic-multipath-21 §3).
+    #[error("only the client opens paths")]
     NotClient,
-    /// Multipath was not negotiated.
+    /// Multipath was not negotiated (or the handshake is not confirmed yet, or the connection is closed).
+    #[error("multipath not negotiated or not ready")]
     NotNegotiated,
     /// The next path ID is above the peer's maximum; a PATHS_BLOCKED frame has been queued.
+    #[error("the peer's maximum path ID {0:?} is reached")]
     BlockedByPeer(PathId),
     /// The next path ID is above our own maximum.
+    #[error("our maximum path ID {0:?} is reached")]
     BlockedLocally(PathId),
     /// One side has no connection ID for the next path ID yet.
+    #[error("no connection ID for path {0:?} yet")]
     NoConnectionIds(PathId),
 }
 
