@@ -24,10 +24,16 @@ pub struct TransportConfig {
     pub ack: AckConfig,
     /// Loss recovery settings of every path.
     pub recovery: RecoveryConfig,
-    /// Congestion controller spec for `mpquic_cc::registry::build` (default `"cubic"`).
+    /// Congestion controller spec for `mpquic_cc::registry::build` (default `"cubic"`), used unless
+    /// [`TransportConfig::congestion_controller_factory`] is set.
     pub congestion_controller: String,
-    /// Scheduler spec for `mpquic_sched::registry::build` (default `"minrtt"`).
+    /// Scheduler spec for `mpquic_sched::registry::build` (default `"minrtt"`), used unless
+    /// [`TransportConfig::scheduler_factory`] is set.
     pub scheduler: String,
+    /// A user-supplied congestion controller: called once per connection.
+    pub congestion_controller_factory: Option<CcFactory>,
+    /// A user-supplied scheduler: called once per connection.
+    pub scheduler_factory: Option<SchedFactory>,
     /// Initiate a key update after this many 1-RTT packets sealed with the current keys (`None`: only when the
     /// AEAD limits ask for it).
     pub key_update_interval: Option<u64>,
@@ -45,6 +51,26 @@ pub struct TransportConfig {
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
     pub use_preferred_address: bool,
+}
+
+/// Builds a user-supplied congestion controller for each connection ([`TransportConfig`]).
+#[derive(Clone)]
+pub struct CcFactory(pub Arc<dyn Fn() -> Box<dyn mpquic_cc::CongestionController> + Send + Sync>);
+
+impl std::fmt::Debug for CcFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CcFactory(..)")
+    }
+}
+
+/// Builds a user-supplied scheduler for each connection ([`TransportConfig`]).
+#[derive(Clone)]
+pub struct SchedFactory(pub Arc<dyn Fn() -> Box<dyn mpquic_sched::Scheduler> + Send + Sync>);
+
+impl std::fmt::Debug for SchedFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SchedFactory(..)")
+    }
 }
 
 /// The addresses a server offers in its preferred_address transport parameter (RFC 9000 §18.2).
@@ -66,6 +92,8 @@ impl Default for TransportConfig {
             recovery: RecoveryConfig::default(),
             congestion_controller: "cubic".to_owned(),
             scheduler: "minrtt".to_owned(),
+            congestion_controller_factory: None,
+            scheduler_factory: None,
             key_update_interval: None,
             max_udp_payload: 1200,
             disable_active_migration: false,

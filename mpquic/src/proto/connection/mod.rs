@@ -39,7 +39,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-pub use config::{ClientConfig, PreferredAddressConfig, Rng, ServerConfig, TransportConfig};
+pub use config::{
+    CcFactory, ClientConfig, PreferredAddressConfig, Rng, SchedFactory, ServerConfig, TransportConfig,
+};
 pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
@@ -213,6 +215,10 @@ pub struct Connection {
     stats: ConnectionStats,
     /// The latest `now` seen by `handle_timeout` (for pacing queries in `poll_timeout`).
     last_now: Instant,
+    /// Redundant scheduling: the paths the STREAM frames of the packet being built are repeated on.
+    duplicate_on: Vec<PathId>,
+    /// STREAM frames to repeat on another path (redundant scheduling), oldest first.
+    duplicates: VecDeque<(PathId, frames_out::Records)>,
     /// PATH_ABANDON frames to send: (path, error code).
     pending_abandon: Vec<(PathId, VarInt)>,
     /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
@@ -371,10 +377,16 @@ impl Connection {
         let keys_dcid = new.tokens.initial_dcid.unwrap_or(new.orig_dcid);
         initial.keys = Some(Keys::initial(&keys_dcid, crypto_side)?);
         let handshake = Space::new(SpaceKind::Handshake, new.config.ack);
-        let mut cc = crate::cc::registry::build(&new.config.congestion_controller)
-            .map_err(|e| ConnectError::Cc(e.to_string()))?;
-        let sched = crate::sched::registry::build(&new.config.scheduler)
-            .map_err(|e| ConnectError::Sched(e.to_string()))?;
+        let mut cc = match &new.config.congestion_controller_factory {
+            Some(f) => (f.0)(),
+            None => crate::cc::registry::build(&new.config.congestion_controller)
+                .map_err(|e| ConnectError::Cc(e.to_string()))?,
+        };
+        let sched = match &new.config.scheduler_factory {
+            Some(f) => (f.0)(),
+            None => crate::sched::registry::build(&new.config.scheduler)
+                .map_err(|e| ConnectError::Sched(e.to_string()))?,
+        };
         let mtu = new.config.max_udp_payload;
         cc.on_path_added(PathId(0), new.now, mtu);
         let path = Path::handshake_path(
@@ -432,6 +444,8 @@ impl Connection {
             last_now: new.now,
             raw_frames: Vec::new(),
             pending_abandon: Vec::new(),
+            duplicate_on: Vec::new(),
+            duplicates: VecDeque::new(),
             raw_initial_frames: Vec::new(),
             rx_from: None,
             rx_migrate: false,

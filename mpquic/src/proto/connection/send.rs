@@ -26,6 +26,9 @@ use super::frames_out::{FrameRecord, Records};
 use super::spaces::level_index;
 use super::{Connection, Event, Transmit};
 
+/// Redundant copies waiting to be sent before older ones are dropped (the original is in flight anyway).
+const MAX_DUPLICATES: usize = 64;
+
 /// AEAD tag length of every QUIC v1 suite.
 const TAG_LEN: usize = 16;
 
@@ -89,9 +92,12 @@ impl Connection {
             };
             return self.transmit_off_path(now, off, buf);
         }
+        self.duplicate_on.clear();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let (path_id, data_path) = if long_work.iter().any(|w| *w) {
             (PathId(0), self.choose_data_path(now) == Some(PathId(0)))
+        } else if let Some(p) = self.take_duplicate() {
+            (p, true)
         } else if let Some(p) = self.path_bound_work(now) {
             (p, self.choose_data_path(now) == Some(p))
         } else {
@@ -251,6 +257,25 @@ impl Connection {
             .map(|p| p.id)
     }
 
+    /// The next redundant copy that its path can send now: its STREAM data is queued again and the packet goes
+    /// on that path. Copies whose path cannot send are dropped (best effort: the original is in flight).
+    fn take_duplicate(&mut self) -> Option<PathId> {
+        if self.one_rtt.is_none() || !self.handshake_complete {
+            return None;
+        }
+        while let Some((p, records)) = self.duplicates.pop_front() {
+            let usable = self
+                .paths
+                .get(&p)
+                .is_some_and(|x| x.abandoned_at.is_none() && x.validated && x.cwnd_allows(self.cc.as_ref()));
+            if usable {
+                self.on_records_lost(records);
+                return Some(p);
+            }
+        }
+        None
+    }
+
     /// Asks the scheduler which path carries new data, if any is waiting.
     fn choose_data_path(&mut self, now: Instant) -> Option<PathId> {
         if self.one_rtt.is_none() || !self.handshake_complete {
@@ -268,9 +293,22 @@ impl Connection {
         let mut view = ConnView::new(&views, packet_size);
         view.bytes_waiting = packet_size;
         view.flow_credit = self.streams.conn_send_credit();
-        match self.sched.select_send(&view, now) {
+        // The scheduler places retransmissions too (they may go to another path than the lost packet's).
+        view.retransmit_queue = self.streams.retransmit_bytes();
+        view.is_retransmission = view.retransmit_queue > 0;
+        let decision = if view.is_retransmission {
+            self.sched.select_retrans(&view, now)
+        } else {
+            self.sched.select_send(&view, now)
+        };
+        match decision {
             Decision::Path(p) => Some(PathId(p.0)),
-            Decision::Paths(ps) => ps.first().map(|p| PathId(p.0)),
+            Decision::Paths(ps) => {
+                // Redundant scheduling: the packet goes on the first path, and its STREAM frames are repeated
+                // on each of the others (`duplicate_on`).
+                self.duplicate_on = ps.iter().skip(1).map(|p| PathId(p.0)).collect();
+                ps.first().map(|p| PathId(p.0))
+            }
             Decision::Wait | Decision::Blocked => None,
         }
     }
@@ -372,6 +410,19 @@ impl Connection {
                 frame.encode(buf, true);
                 self.datagrams_out.pop_front();
                 ack_eliciting = true;
+            }
+        }
+        if !self.duplicate_on.is_empty() && records.iter().any(|r| matches!(r, FrameRecord::Stream(_))) {
+            let streams: Records = records
+                .iter()
+                .filter(|r| matches!(r, FrameRecord::Stream(_)))
+                .cloned()
+                .collect();
+            for p in std::mem::take(&mut self.duplicate_on) {
+                if self.duplicates.len() >= MAX_DUPLICATES {
+                    self.duplicates.pop_front();
+                }
+                self.duplicates.push_back((p, streams.clone()));
             }
         }
         if allow.probe && !ack_eliciting {

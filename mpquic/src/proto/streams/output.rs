@@ -24,6 +24,15 @@ impl Streams {
             .any(|id| self.send.get(id).is_some_and(|s| s.is_sendable(conn)))
     }
 
+    /// Bytes of lost stream data waiting to be sent again (they go out before new data).
+    pub fn retransmit_bytes(&self) -> u64 {
+        self.queue
+            .iter()
+            .filter_map(|id| self.send.get(id))
+            .map(|s| s.retransmit_len())
+            .sum()
+    }
+
     /// The next pending control frame that fits in `max_len` bytes, with current values. Resets and
     /// STOP_SENDING come first, then credit (MAX_*), then *_BLOCKED.
     pub fn poll_control_frame(&mut self, max_len: usize) -> Option<StreamControlFrame> {

@@ -24,6 +24,11 @@ impl RangeSet {
         self.map.len()
     }
 
+    /// Sum of the ranges' lengths.
+    pub(crate) fn total(&self) -> u64 {
+        self.map.iter().map(|(s, e)| e - s).sum()
+    }
+
     /// The lowest range.
     pub(crate) fn first(&self) -> Option<Range<u64>> {
         self.map.first_key_value().map(|(&s, &e)| s..e)

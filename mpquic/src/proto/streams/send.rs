@@ -301,6 +301,14 @@ impl SendStream {
         self.reset.is_none() && self.next_unsent < self.write_offset
     }
 
+    /// Bytes of lost data waiting to be sent again.
+    pub(crate) fn retransmit_len(&self) -> u64 {
+        if self.reset.is_some() {
+            return 0;
+        }
+        self.retransmit.total()
+    }
+
     /// Whether a frame can be produced now, given `conn_credit` bytes of connection-level credit.
     pub(crate) fn is_sendable(&self, conn_credit: u64) -> bool {
         if self.reset.is_some() {

@@ -155,3 +155,97 @@ fn path_id_above_the_maximum_is_a_protocol_violation() {
         Some(TransportErrorCode::PROTOCOL_VIOLATION)
     );
 }
+
+fn two_paths_with(seed: u64, transport: TransportConfig) -> Pair {
+    let mut p = Pair::new(None, transport, seed);
+    p.client_extra_addrs.push(addr(CLIENT2));
+    p.handshake();
+    p.run_for(Duration::from_millis(50));
+    let now = p.now;
+    p.client
+        .conn()
+        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
+        .unwrap();
+    let ok = p.drive_until(Duration::from_secs(2), |p| {
+        p.server.conns.len() == 1
+            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+    });
+    assert!(ok, "path 1 was not validated by both sides");
+    p
+}
+
+#[test]
+fn redundant_scheduler_sends_the_data_on_both_paths() {
+    let size = 600_000;
+    let transport = TransportConfig {
+        scheduler: "redundant".to_owned(),
+        ..mp_config()
+    };
+    let mut p = two_paths_with(45, transport);
+    transfer_with(&mut p, size, 1, |_| {});
+    let c = p.client.conn();
+    let s0 = c.path_stats(PathId(0)).unwrap().bytes_sent;
+    let s1 = c.path_stats(PathId(1)).unwrap().bytes_sent;
+    // Packets are repeated on the other path whenever its window allows (best effort, as in Linux MPTCP's
+    // redundant scheduler): far more than one copy of the stream went out, on both paths.
+    assert!(
+        s0 + s1 > size as u64 * 13 / 10,
+        "path 0 {s0} B, path 1 {s1} B for {size} B"
+    );
+    assert!(
+        s0 > size as u64 / 2 && s1 > size as u64 / 2,
+        "path 0 {s0} B, path 1 {s1} B"
+    );
+}
+
+#[test]
+fn minrtt_sends_each_byte_once_when_nothing_is_lost() {
+    let size = 600_000;
+    let mut p = two_paths_with(46, mp_config());
+    transfer_with(&mut p, size, 1, |_| {});
+    let c = p.client.conn();
+    let sent = c.path_stats(PathId(0)).unwrap().bytes_sent + c.path_stats(PathId(1)).unwrap().bytes_sent;
+    assert!(sent < size as u64 * 13 / 10, "{sent} B sent for {size} B of data");
+}
+
+#[derive(Debug)]
+struct HighestPathFirst;
+
+impl crate::sched::Scheduler for HighestPathFirst {
+    fn name(&self) -> &'static str {
+        "highest-path-first"
+    }
+    fn select_send(
+        &mut self,
+        conn: &crate::sched::ConnView<'_>,
+        _now: std::time::Instant,
+    ) -> crate::sched::Decision {
+        // Only the highest live path, even when another one has room.
+        match conn.paths.iter().filter(|v| v.is_alive()).max_by_key(|v| v.id) {
+            Some(v) if v.can_send(conn.packet_size) => crate::sched::Decision::Path(v.id),
+            _ => crate::sched::Decision::Blocked,
+        }
+    }
+}
+
+#[test]
+fn a_user_scheduler_object_decides_the_path() {
+    let transport = TransportConfig {
+        scheduler_factory: Some(crate::proto::connection::SchedFactory(std::sync::Arc::new(
+            || Box::new(HighestPathFirst),
+        ))),
+        ..mp_config()
+    };
+    let mut p = two_paths_with(47, transport);
+    let before = p.client.conn().path_stats(PathId(0)).unwrap().bytes_sent;
+    transfer_with(&mut p, 1_000_000, 1, |_| {});
+    let c = p.client.conn();
+    let s0 = c.path_stats(PathId(0)).unwrap().bytes_sent - before;
+    let s1 = c.path_stats(PathId(1)).unwrap().bytes_sent;
+    // Path 0 only carries ACKs and control frames.
+    assert!(
+        s1 > 10 * s0,
+        "path 1 {s1} B, path 0 {s0} B: the user scheduler chose path 1"
+    );
+}
