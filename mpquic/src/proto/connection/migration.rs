@@ -194,6 +194,7 @@ impl Connection {
     /// Fires the path-validation timers due at `now`.
     pub(super) fn on_validation_timeout(&mut self, now: Instant) {
         let ids: Vec<_> = self.paths.keys().copied().collect();
+        let mut failed = Vec::new();
         for id in ids {
             let mut fresh = [0u8; 8];
             self.rng.fill(&mut fresh);
@@ -210,11 +211,19 @@ impl Connection {
                         p.remote = prev;
                         p.validated = true;
                         p.recovery.set_amplification_limited(now, false);
+                    } else if id != PathId(0) && !p.validated && p.abandoned_at.is_none() {
+                        // draft-ietf-quic-multipath-21 §3: "If validation fails, the client still sends
+                        // PATH_ABANDON (the path ID is consumed)"; a server does the same for a path it could
+                        // not validate.
+                        failed.push(id);
                     }
                 }
             }
             self.rng.fill(&mut fresh);
             self.on_alt_timer(now, id, fresh);
+        }
+        for id in failed {
+            self.abandon_unvalidated_path(now, id);
         }
     }
 

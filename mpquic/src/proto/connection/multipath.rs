@@ -272,6 +272,52 @@ impl Connection {
         Ok(())
     }
 
+    /// After a PTO on `path`: once it counts as potentially failed and another validated path is alive, every
+    /// frame still in flight on it is queued again, so that the scheduler moves it to the working paths
+    /// (Linux MPTCP's reinjection); whatever the failed path later delivers is acknowledged twice at worst.
+    pub(super) fn reinject_if_failed(&mut self, path: PathId) {
+        if !self.path_suspect(path) {
+            return;
+        }
+        let Some(p) = self.paths.get(&path) else {
+            return;
+        };
+        let s = crate::proto::recovery::SpaceId::Data as u8;
+        let in_flight: Vec<_> = p
+            .unacked
+            .range((s, 0)..=(s, u64::MAX))
+            .map(|(_, r)| r.clone())
+            .collect();
+        for records in in_flight {
+            self.on_records_lost(records);
+        }
+    }
+
+    /// Whether `path` counts as potentially failed (consecutive PTOs) while another validated path is alive:
+    /// its data goes elsewhere, and its PTO probes carry no data (they only test it).
+    pub(super) fn path_suspect(&self, path: PathId) -> bool {
+        let others = self
+            .paths
+            .values()
+            .any(|p| p.id != path && p.abandoned_at.is_none() && p.validated);
+        others
+            && self
+                .paths
+                .get(&path)
+                .is_some_and(|p| p.recovery.pto_count() >= super::paths::POTENTIALLY_FAILED_PTOS)
+    }
+
+    /// Path validation of `id` failed: abandon it with PATH_UNSTABLE_OR_POOR, unless it is the last path.
+    pub(super) fn abandon_unvalidated_path(&mut self, now: Instant, id: PathId) {
+        if self.live_paths().any(|p| p != id) {
+            self.abandon_path(
+                now,
+                id,
+                Some(crate::proto::frame::PathAbandon::PATH_UNSTABLE_OR_POOR),
+            );
+        }
+    }
+
     fn abandon_path(&mut self, now: Instant, id: PathId, frame: Option<crate::proto::coding::VarInt>) {
         let three_pto = self.three_pto();
         let Some(p) = self.paths.get_mut(&id) else {

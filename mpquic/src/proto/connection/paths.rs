@@ -15,6 +15,9 @@ use crate::sched::{PathStatus, PathView};
 
 use super::frames_out::Records;
 
+/// Consecutive PTOs after which a path counts as potentially failed for the scheduler.
+pub(super) const POTENTIALLY_FAILED_PTOS: u32 = 2;
+
 /// One network path of the connection.
 #[derive(Debug)]
 pub(super) struct Path {
@@ -143,6 +146,9 @@ impl Path {
         let mut v = PathView::new(self.id.0, cc.window(self.id), rtt.smoothed());
         v.validated = self.validated;
         v.abandoned = self.abandoned_at.is_some();
+        // Two consecutive PTOs without an acknowledgement: the path may have failed (sched.md §1.0); the
+        // scheduler prefers other paths until an ACK arrives on it again.
+        v.potentially_failed = self.recovery.pto_count() >= POTENTIALLY_FAILED_PTOS;
         v.status = self.status;
         v.bytes_in_flight = self.recovery.bytes_in_flight();
         v.rttvar = rtt.var();

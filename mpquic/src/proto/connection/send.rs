@@ -152,9 +152,12 @@ impl Connection {
                 .get(&path_id)
                 .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0)
                 || (self.anti_deadlock_probe && level != Level::OneRtt);
-            // RFC 9002 §6.2.4: probes may exceed the congestion window and should carry data.
+            // RFC 9002 §6.2.4: probes may exceed the congestion window and should carry data — except on a path
+            // that looks failed while others work: its data was moved to them, and its probes only test it.
             let allow = Allow {
-                data: level == Level::OneRtt && (data_path || probe),
+                data: level == Level::OneRtt
+                    && (data_path || probe)
+                    && (!probe || !self.path_suspect(path_id)),
                 probe,
             };
             if let Some(b) = self.build_packet(now, level, path_id, buf, max_size, pad_to, allow) {
@@ -284,11 +287,17 @@ impl Connection {
         if !self.streams.has_stream_data() && self.datagrams_out.is_empty() {
             return None;
         }
-        let views: Vec<_> = self
+        let mut views: Vec<_> = self
             .paths
             .values()
             .map(|p| p.view(self.cc.as_ref(), now))
             .collect();
+        if views.iter().filter(|v| !v.abandoned).count() < 2 {
+            // With a single path there is nothing to prefer: its PTO probes and the data they carry decide.
+            for v in &mut views {
+                v.potentially_failed = false;
+            }
+        }
         let packet_size = views.first().map_or(1200, |v| v.mss);
         let mut view = ConnView::new(&views, packet_size);
         view.bytes_waiting = packet_size;

@@ -93,7 +93,10 @@ impl Connection {
             }
             match p.recovery.on_timeout(now, self.cc.as_mut()) {
                 TimeoutOutcome::NotDue => {}
-                TimeoutOutcome::Probe { space, probes } => self.prepare_probe(id, space, probes),
+                TimeoutOutcome::Probe { space, probes } => {
+                    self.prepare_probe(id, space, probes);
+                    self.reinject_if_failed(id);
+                }
                 TimeoutOutcome::Lost { lost, space, .. } => {
                     self.count_lost(id, &lost);
                     self.ecn_on_lost(id, lost.len() as u64);

@@ -94,6 +94,8 @@ pub struct Pair {
     pub client_extra_addrs: Vec<SocketAddr>,
     /// Datagrams to these addresses are lost.
     pub blackholed: Vec<SocketAddr>,
+    /// Datagrams from these addresses are lost.
+    pub dead_sources: Vec<SocketAddr>,
 }
 
 impl Pair {
@@ -141,6 +143,7 @@ impl Pair {
             server_extra_addrs: Vec::new(),
             client_extra_addrs: Vec::new(),
             blackholed: Vec::new(),
+            dead_sources: Vec::new(),
         }
     }
 
@@ -180,7 +183,7 @@ impl Pair {
                     *self.server_sent_to.entry(to).or_default() += data.len() as u64;
                     *self.server_sent_from.entry(from).or_default() += data.len() as u64;
                 }
-                if self.blackholed.contains(&to) {
+                if self.blackholed.contains(&to) || self.dead_sources.contains(&from) {
                     self.dropped += 1;
                     continue;
                 }

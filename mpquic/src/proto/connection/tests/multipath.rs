@@ -249,3 +249,40 @@ fn a_user_scheduler_object_decides_the_path() {
         "path 1 {s1} B, path 0 {s0} B: the user scheduler chose path 1"
     );
 }
+
+#[test]
+fn a_path_that_fails_validation_is_abandoned_by_both_sides() {
+    let mut p = Pair::new(None, mp_config(), 48);
+    p.client_extra_addrs.push(addr(CLIENT2));
+    p.handshake();
+    p.run_for(Duration::from_millis(50));
+    // Nothing reaches the client's second address: the server's PATH_RESPONSE and PATH_CHALLENGE are lost.
+    p.blackholed.push(addr(CLIENT2));
+    let now = p.now;
+    let id = p
+        .client
+        .conn()
+        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
+        .unwrap();
+    let abandoned = |events: &[(crate::proto::endpoint::ConnectionHandle, Event)]| {
+        events
+            .iter()
+            .any(|(_, e)| *e == Event::PathAbandoned { path: id })
+    };
+    let ok = p.drive_until(Duration::from_secs(10), |p| {
+        abandoned(&p.client.events) && abandoned(&p.server.events)
+    });
+    assert!(ok, "the unvalidated path was not abandoned by both sides");
+    // The connection goes on over path 0.
+    transfer_with(&mut p, 200_000, 1, |_| {});
+}
+
+#[test]
+fn a_path_that_dies_without_notice_does_not_stall_the_transfer() {
+    let mut p = two_paths(49);
+    transfer_with(&mut p, 2_000_000, 400_000, |p| {
+        // Both directions of path 1 go dark; nobody abandons it.
+        p.blackholed.push(addr(CLIENT2));
+        p.dead_sources.push(addr(CLIENT2));
+    });
+}
