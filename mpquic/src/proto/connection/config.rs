@@ -45,12 +45,27 @@ pub struct TransportConfig {
     /// Server: addresses to offer in the preferred_address transport parameter (RFC 9000 §9.6), with a fresh
     /// connection ID. The server must receive on them (bind the socket to the wildcard address, or to each).
     pub preferred_address: Option<PreferredAddressConfig>,
+    /// Which path carries the PATH_ACKs of each path (multipath only).
+    pub ack_path: AckPathPolicy,
     /// Offer multipath (draft-ietf-quic-multipath-21) with this initial_max_path_id: the largest path ID we
     /// accept at the start (`None`: multipath off). Needs non-zero-length connection IDs.
     pub initial_max_path_id: Option<u32>,
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
     pub use_preferred_address: bool,
+}
+
+/// Where the acknowledgements of a path's packets travel (draft-ietf-quic-multipath-21 §5: PATH_ACK "may
+/// travel on any path"; the draft advises keeping the choice stable).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AckPathPolicy {
+    /// On the path the data arrived on (the path being acknowledged), or the control path once it is
+    /// abandoned or not validated. RTT samples then measure one path both ways.
+    #[default]
+    SamePath,
+    /// On the validated path with the lowest smoothed RTT: acknowledgements return fastest, at the cost of RTT
+    /// samples that mix two paths' one-way delays.
+    LowestRtt,
 }
 
 /// Builds a user-supplied congestion controller for each connection ([`TransportConfig`]).
@@ -99,6 +114,7 @@ impl Default for TransportConfig {
             disable_active_migration: false,
             preferred_address: None,
             initial_max_path_id: None,
+            ack_path: AckPathPolicy::SamePath,
             use_preferred_address: true,
         }
     }

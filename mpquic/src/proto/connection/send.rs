@@ -239,6 +239,13 @@ impl Connection {
             return None;
         }
         let control = self.control_path();
+        if let Some(p) = self
+            .paths
+            .values()
+            .find(|p| p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
+        {
+            return Some(self.ack_target(p.id));
+        }
         self.paths
             .values()
             .filter(|p| p.abandoned_at.is_none())
@@ -246,7 +253,6 @@ impl Connection {
                 p.path_response.is_some()
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
-                    || (p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
                     || (p.id == control
                         && (self.handshake_done_pending
                             || self.has_multipath_frames()
@@ -329,7 +335,11 @@ impl Connection {
         let Some(p) = self.paths.get(&path_id) else {
             return false;
         };
-        let ack = p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now));
+        let ack = self.paths.values().any(|q| {
+            q.ack.has_new_packets()
+                && (q.ack.wants_immediate_ack() || q.ack.ack_due(now))
+                && self.ack_target(q.id) == path_id
+        });
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
         let control = path_id == self.control_path()
             && (self.handshake_done_pending
@@ -467,25 +477,72 @@ impl Connection {
         records: &mut Records,
     ) {
         let exponent = crate::proto::transport_params::DEFAULT_ACK_DELAY_EXPONENT as u8;
-        let room = end.saturating_sub(buf.len());
-        let tracker = match level {
-            Level::OneRtt => self.paths.get_mut(&path_id).map(|p| &mut p.ack),
-            _ => self.spaces.get_mut(level_index(level)).map(|s| &mut s.ack),
-        };
-        let Some(tracker) = tracker else {
-            return;
-        };
-        if !tracker.has_new_packets() {
+        if level != Level::OneRtt {
+            let room = end.saturating_sub(buf.len());
+            let Some(tracker) = self.spaces.get_mut(level_index(level)).map(|s| &mut s.ack) else {
+                return;
+            };
+            if tracker.has_new_packets() {
+                if let Some(w) = tracker.write_ack(now, None, exponent, buf, room) {
+                    records.push(FrameRecord::Ack {
+                        level,
+                        path: PathId(0),
+                        largest: w.largest,
+                    });
+                }
+            }
             return;
         }
-        // draft-ietf-quic-multipath-21 §5: once multipath is negotiated, 1-RTT acknowledgements are PATH_ACKs.
-        let path_ack = (level == Level::OneRtt && self.path_ids.multipath()).then_some(path_id);
-        if let Some(w) = tracker.write_ack(now, path_ack, exponent, buf, room) {
-            records.push(FrameRecord::Ack {
-                level,
-                path: path_id,
-                largest: w.largest,
-            });
+        // The acknowledgements this packet carries: those of every path whose ACK path (the configured
+        // policy) is the packet's path.
+        let multipath = self.path_ids.multipath();
+        let acked: Vec<PathId> = self
+            .paths
+            .values()
+            .filter(|q| q.ack.has_new_packets())
+            .map(|q| q.id)
+            .filter(|q| *q == path_id || (multipath && self.ack_target(*q) == path_id))
+            .collect();
+        for q in acked {
+            let room = end.saturating_sub(buf.len());
+            let Some(tracker) = self.paths.get_mut(&q).map(|p| &mut p.ack) else {
+                continue;
+            };
+            // draft-ietf-quic-multipath-21 §5: once multipath is negotiated, 1-RTT acknowledgements are
+            // PATH_ACKs, and they may travel on any path.
+            let path_ack = multipath.then_some(q);
+            if let Some(w) = tracker.write_ack(now, path_ack, exponent, buf, room) {
+                records.push(FrameRecord::Ack {
+                    level,
+                    path: q,
+                    largest: w.largest,
+                });
+            }
+        }
+    }
+
+    /// The path that carries the acknowledgements of `path`'s packets ([`AckPathPolicy`]).
+    pub(super) fn ack_target(&self, path: PathId) -> PathId {
+        use super::config::AckPathPolicy;
+        let own = || path;
+        if !self.path_ids.multipath() {
+            return own();
+        }
+        let usable = |p: &&super::paths::Path| p.abandoned_at.is_none() && p.validated;
+        match self.config.ack_path {
+            AckPathPolicy::SamePath => {
+                if self.paths.get(&path).is_some_and(|p| usable(&p)) {
+                    path
+                } else {
+                    self.control_path()
+                }
+            }
+            AckPathPolicy::LowestRtt => self
+                .paths
+                .values()
+                .filter(usable)
+                .min_by_key(|p| (p.recovery.rtt().smoothed(), p.id))
+                .map_or(path, |p| p.id),
         }
     }
 

@@ -96,6 +96,8 @@ pub struct Pair {
     pub blackholed: Vec<SocketAddr>,
     /// Datagrams from these addresses are lost.
     pub dead_sources: Vec<SocketAddr>,
+    /// Extra one-way delay of datagrams from or to these addresses.
+    pub extra_delay: HashMap<SocketAddr, Duration>,
 }
 
 impl Pair {
@@ -144,6 +146,7 @@ impl Pair {
             client_extra_addrs: Vec::new(),
             blackholed: Vec::new(),
             dead_sources: Vec::new(),
+            extra_delay: HashMap::new(),
         }
     }
 
@@ -203,8 +206,9 @@ impl Pair {
                     self.dropped += 1;
                     continue;
                 }
+                let extra = self.extra_delay.get(&from).or(self.extra_delay.get(&to)).copied();
                 self.link.push(InFlight {
-                    at: self.now + self.delay,
+                    at: self.now + self.delay + extra.unwrap_or_default(),
                     to_server,
                     from,
                     to,

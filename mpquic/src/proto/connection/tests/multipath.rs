@@ -286,3 +286,60 @@ fn a_path_that_dies_without_notice_does_not_stall_the_transfer() {
         p.dead_sources.push(addr(CLIENT2));
     });
 }
+
+/// An upload of `size` bytes from the client over two paths, path 1 30 ms slower each way; returns the
+/// packets the server sent on path 1 (only acknowledgements and probes: it sends no data).
+fn server_packets_on_slow_path(policy: crate::proto::connection::AckPathPolicy, seed: u64) -> u64 {
+    let transport = TransportConfig {
+        ack_path: policy,
+        // Round-robin keeps data on the slow path too.
+        scheduler: "roundrobin".to_owned(),
+        ..mp_config()
+    };
+    let mut p = Pair::new(None, transport, seed);
+    p.client_extra_addrs.push(addr(CLIENT2));
+    p.extra_delay.insert(addr(CLIENT2), Duration::from_millis(30));
+    p.handshake();
+    p.run_for(Duration::from_millis(50));
+    let now = p.now;
+    p.client
+        .conn()
+        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
+        .unwrap();
+    let ok = p.drive_until(Duration::from_secs(2), |p| {
+        p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+    });
+    assert!(ok);
+    let data = super::transfer::pattern(3_000_000, 4);
+    let mut fc = super::transfer::Flow::default();
+    let mut fs = super::transfer::Flow::default();
+    let ok = p.drive_until(Duration::from_secs(30), |p| {
+        super::transfer::pump(p, true, &mut fc, &data);
+        if p.server.conns.len() == 1 {
+            super::transfer::pump(p, false, &mut fs, &[]);
+        }
+        fs.fin_seen
+    });
+    assert!(ok && super::transfer::sha(&fs.received) == super::transfer::sha(&data));
+    let c = p.client.conn().path_stats(PathId(1)).unwrap();
+    assert!(
+        c.packets_sent > 100,
+        "path 1 carried {} client packets",
+        c.packets_sent
+    );
+    p.server.conn().path_stats(PathId(1)).unwrap().packets_sent
+}
+
+#[test]
+fn ack_path_policy_decides_where_path_acks_travel() {
+    use crate::proto::connection::AckPathPolicy;
+    let same = server_packets_on_slow_path(AckPathPolicy::SamePath, 50);
+    let fastest = server_packets_on_slow_path(AckPathPolicy::LowestRtt, 50);
+    // SamePath: path 1's data is acknowledged on path 1. LowestRtt: on path 0, so path 1 only sees the
+    // server's path validation.
+    assert!(same > 20, "server sent {same} packets on path 1 with SamePath");
+    assert!(
+        fastest < 5,
+        "server sent {fastest} packets on path 1 with LowestRtt"
+    );
+}
