@@ -103,10 +103,18 @@ trait Peer {
     fn peer_says_backup(&self, id: u32) -> bool;
     /// Whether the stack reported `id` abandoned.
     fn saw_abandoned(&self, id: u32) -> bool;
-    /// mpquic only: rotates the connection IDs of `id` in both directions.
-    fn rotate_cids(&mut self, id: u32) -> bool;
-    /// mpquic only: the peer's connection ID in use on `id`.
-    fn remote_cid(&self, id: u32) -> Option<Vec<u8>>;
+    /// Smoothed RTT of a path.
+    fn rtt(&mut self, id: u32) -> Option<Duration>;
+    /// Packets declared lost, over the connection.
+    fn lost(&mut self) -> u64;
+    /// Counters worth printing.
+    fn summary(&mut self) -> String;
+    fn as_mp(&mut self) -> Option<&mut MpPeer> {
+        None
+    }
+    fn as_noq(&mut self) -> Option<&mut NoqPeer> {
+        None
+    }
 }
 
 // ----- mpquic -----
@@ -379,15 +387,20 @@ impl Peer for MpPeer {
             .any(|e| *e == mpc::Event::PathAbandoned { path: PathId(id) })
     }
 
-    fn rotate_cids(&mut self, id: u32) -> bool {
-        let c = self.conn_mut().unwrap();
-        let remote = c.rotate_remote_cid(PathId(id));
-        let local = c.rotate_local_cids(PathId(id));
-        remote && local
+    fn rtt(&mut self, id: u32) -> Option<Duration> {
+        self.conn()?.path_stats(PathId(id)).map(|s| s.srtt)
     }
 
-    fn remote_cid(&self, id: u32) -> Option<Vec<u8>> {
-        self.conn()?.remote_cid(PathId(id)).map(|c| c.to_vec())
+    fn lost(&mut self) -> u64 {
+        self.conn().map_or(0, |c| c.stats().packets_lost)
+    }
+
+    fn summary(&mut self) -> String {
+        self.conn().map_or(String::new(), |c| format!("{:?}", c.stats()))
+    }
+
+    fn as_mp(&mut self) -> Option<&mut MpPeer> {
+        Some(self)
     }
 }
 
@@ -735,12 +748,29 @@ impl Peer for NoqPeer {
         })
     }
 
-    fn rotate_cids(&mut self, _id: u32) -> bool {
-        false
+    fn rtt(&mut self, id: u32) -> Option<Duration> {
+        self.conn_mut()?
+            .path_stats(noq_proto::PathId::from(id))
+            .map(|s| s.rtt)
     }
 
-    fn remote_cid(&self, _id: u32) -> Option<Vec<u8>> {
-        None
+    fn lost(&mut self) -> u64 {
+        self.conn_mut().map_or(0, |c| c.stats().lost_packets)
+    }
+
+    fn summary(&mut self) -> String {
+        let Some(c) = self.conn_mut() else {
+            return String::new();
+        };
+        let s = c.stats();
+        format!(
+            "sent_packets {} lost_packets {} frame_tx {:?} frame_rx {:?}",
+            s.sent_packets, s.lost_packets, s.frame_tx, s.frame_rx
+        )
+    }
+
+    fn as_noq(&mut self) -> Option<&mut NoqPeer> {
+        Some(self)
     }
 }
 
@@ -815,6 +845,20 @@ impl World {
             Role::MpClient => self.server.as_mut(),
             Role::NoqClient => self.client.as_mut(),
         }
+    }
+
+    fn mpp(&mut self) -> &mut MpPeer {
+        self.mp().as_mp().unwrap()
+    }
+
+    fn noqp(&mut self) -> &mut NoqPeer {
+        self.noq().as_noq().unwrap()
+    }
+
+    /// noq's frame counters (received, sent).
+    fn noq_frames(&mut self) -> (noq_proto::FrameStats, noq_proto::FrameStats) {
+        let s = self.noqp().conn_mut().unwrap().stats();
+        (s.frame_rx, s.frame_tx)
     }
 
     fn lose(&mut self) -> bool {
@@ -1027,11 +1071,18 @@ fn report(w: &mut World, what: &str) {
     for (label, p) in [("client", &mut w.client), ("server", &mut w.server)] {
         for id in p.paths() {
             lines.push(format!(
-                "  {label} {} path {id}: (sent, received) = {:?}",
+                "  {label} {} path {id}: (sent, received) = {:?}, srtt {:?}",
                 p.name(),
-                p.path_bytes(id)
+                p.path_bytes(id),
+                p.rtt(id)
             ));
         }
+        lines.push(format!(
+            "  {label} {} lost {}: {}",
+            p.name(),
+            p.lost(),
+            p.summary()
+        ));
     }
     let mut tuples: Vec<_> = w.sent.iter().collect();
     tuples.sort();
@@ -1201,18 +1252,27 @@ fn cid_rotation(role: Role) {
     let mut w = World::new(role, 6);
     w.handshake();
     let id = w.open_second_path();
-    let before = w.mp().remote_cid(id).unwrap();
-    assert!(w.mp().rotate_cids(id), "mpquic could not rotate path 1's CIDs");
-    assert_ne!(w.mp().remote_cid(id).unwrap(), before);
-    transfer(&mut w, 500_000, 0, |_| {});
-    // Rotate once more after noq replaced the retired connection IDs.
-    let before = w.mp().remote_cid(id).unwrap();
+    for round in 0..3 {
+        let c = w.mpp().conn_mut().unwrap();
+        let before = c.remote_cid(PathId(id)).unwrap();
+        assert!(
+            c.rotate_remote_cid(PathId(id)),
+            "round {round}: no spare connection ID from noq for path 1"
+        );
+        assert!(
+            c.rotate_local_cids(PathId(id)),
+            "round {round}: mpquic could not issue new CIDs"
+        );
+        assert_ne!(c.remote_cid(PathId(id)).unwrap(), before);
+        transfer(&mut w, 300_000, 0, |_| {});
+    }
+    report(&mut w, "cid rotation");
+    let (rx, _) = w.noq_frames();
     assert!(
-        w.mp().rotate_cids(id),
-        "noq did not replace the retired connection ID"
+        rx.path_retire_connection_id >= 3,
+        "noq saw {} PATH_RETIRE_CONNECTION_ID",
+        rx.path_retire_connection_id
     );
-    assert_ne!(w.mp().remote_cid(id).unwrap(), before);
-    transfer(&mut w, 500_000, 0, |_| {});
     let (sent, received) = w.mp().path_bytes(id).unwrap();
     assert!(sent > 0 && received > 0);
 }
