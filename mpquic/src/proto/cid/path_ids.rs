@@ -275,6 +275,13 @@ impl PathIds {
         }
     }
 
+    /// Whether a MAX_PATH_ID or PATHS_BLOCKED frame waits to be sent (without taking it: the packet builder asks
+    /// this before deciding a packet is worth building, then takes the frames with [`PathIds::poll_max_path_id`]
+    /// and [`PathIds::poll_paths_blocked`]).
+    pub fn has_pending_frames(&self) -> bool {
+        self.max_path_id_pending || self.paths_blocked_pending.is_some()
+    }
+
     /// The MAX_PATH_ID value to send, if one is pending (taking it clears the flag).
     pub fn poll_max_path_id(&mut self) -> Option<PathId> {
         std::mem::take(&mut self.max_path_id_pending).then_some(self.local_max)
