@@ -280,7 +280,9 @@ impl PathIds {
         }
     }
 
-    /// Whether a MAX_PATH_ID or PATHS_BLOCKED frame waits to be sent.
+    /// Whether a MAX_PATH_ID or PATHS_BLOCKED frame waits to be sent (without taking it: the packet builder asks
+    /// this before deciding a packet is worth building, then takes the frames with [`PathIds::poll_max_path_id`]
+    /// and [`PathIds::poll_paths_blocked`]).
     pub fn has_pending_frames(&self) -> bool {
         self.max_path_id_pending || self.paths_blocked_pending.is_some()
     }

@@ -152,7 +152,9 @@ fn paths_blocked_is_sent_once_when_the_peer_limit_blocks_a_new_path() {
         p.open_path(|_| true),
         Err(OpenPathError::BlockedByPeer(PathId(1)))
     );
+    assert!(p.has_pending_frames());
     assert_eq!(p.poll_paths_blocked(), Some(PathId(1)));
+    assert!(!p.has_pending_frames());
     assert_eq!(p.poll_paths_blocked(), None, "once per limit");
     p.on_paths_blocked_lost(PathId(1));
     assert_eq!(p.poll_paths_blocked(), Some(PathId(1)));
@@ -179,9 +181,12 @@ fn abandoning_raises_our_max_and_queues_max_path_id() {
     // draft-ietf-quic-multipath-21 §3: MAX_PATH_ID when path IDs are used up.
     let mut p = path_ids(Side::Server, Some(2), Some(2));
     assert_eq!(p.poll_max_path_id(), None);
+    assert!(!p.has_pending_frames());
     p.abandon(PathId(1));
     assert_eq!(p.local_max(), PathId(3));
+    assert!(p.has_pending_frames());
     assert_eq!(p.poll_max_path_id(), Some(PathId(3)));
+    assert!(!p.has_pending_frames());
     assert_eq!(p.poll_max_path_id(), None);
     p.on_max_path_id_lost(PathId(3));
     p.abandon(PathId(2));
