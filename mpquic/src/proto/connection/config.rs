@@ -11,6 +11,9 @@ use crate::proto::ack_tracker::AckConfig;
 use crate::proto::recovery::RecoveryConfig;
 use crate::proto::streams::StreamsConfig;
 
+/// Default initial_max_path_id: path IDs 0 to 7 at the start (abandoned IDs are replaced with MAX_PATH_ID).
+pub const DEFAULT_INITIAL_MAX_PATH_ID: u32 = 7;
+
 /// Transport settings shared by both sides.
 #[derive(Debug, Clone)]
 pub struct TransportConfig {
@@ -48,7 +51,9 @@ pub struct TransportConfig {
     /// Which path carries the PATH_ACKs of each path (multipath only).
     pub ack_path: AckPathPolicy,
     /// Offer multipath (draft-ietf-quic-multipath-21) with this initial_max_path_id: the largest path ID we
-    /// accept at the start (`None`: multipath off). Needs non-zero-length connection IDs.
+    /// accept at the start (`None`: multipath off). Needs non-zero-length connection IDs. Default
+    /// [`DEFAULT_INITIAL_MAX_PATH_ID`]: multipath is used whenever the peer offers it too; peers that do not
+    /// (quinn, any RFC 9000 stack) ignore the parameter.
     pub initial_max_path_id: Option<u32>,
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
@@ -113,7 +118,7 @@ impl Default for TransportConfig {
             max_udp_payload: 1200,
             disable_active_migration: false,
             preferred_address: None,
-            initial_max_path_id: None,
+            initial_max_path_id: Some(DEFAULT_INITIAL_MAX_PATH_ID),
             ack_path: AckPathPolicy::SamePath,
             use_preferred_address: true,
         }

@@ -52,8 +52,11 @@ fn multipath_is_negotiated_only_when_both_sides_offer_it() {
     let mut p = Pair::new(None, mp_config(), 40);
     p.handshake();
     assert!(p.client.conn().multipath());
-    let client_only = TransportConfig::default();
-    let mut q = Pair::new(None, client_only, 40);
+    let off = TransportConfig {
+        initial_max_path_id: None,
+        ..TransportConfig::default()
+    };
+    let mut q = Pair::new(None, off, 40);
     q.handshake();
     assert!(!q.client.conn().multipath());
     let now = q.now;
