@@ -294,6 +294,7 @@ impl Flow {
         if let Some(first) = self.slots.first_mut() {
             first.state = PathState::Open(PathId(0));
             first.last_progress = sim_now;
+            first.opened = 1;
         }
         Ok(())
     }
