@@ -40,7 +40,7 @@ use mpquic::sched::PathStatus;
 
 use super::EngineError;
 use super::network::LinkIndex;
-use super::paths::{PathPolicy, PathSlot, PathState, RxSeen, apportion, pto};
+use super::paths::{PathPolicy, PathSlot, PathState, RxSeen, apportion, give_up_after};
 use crate::metrics::PathSample;
 use crate::time::SimTime;
 
@@ -496,7 +496,7 @@ impl Flow {
                         continue;
                     }
                     let stalled = sim_now.saturating_duration_since(slot.last_progress);
-                    if stalled < pto(&stats).saturating_mul(ptos) {
+                    if stalled < give_up_after(&stats, ptos) {
                         continue;
                     }
                     match c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH) {

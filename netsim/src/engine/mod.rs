@@ -600,10 +600,14 @@ impl Engine {
                     .path_delivered()
                     .into_iter()
                     .zip(flow.path_retransmissions())
-                    .map(|(delivered_bytes, retransmissions)| PathTotals {
-                        delivered_bytes,
-                        retransmissions,
-                    })
+                    .zip(flow.path_counts())
+                    .map(
+                        |((delivered_bytes, retransmissions), (_, abandoned))| PathTotals {
+                            delivered_bytes,
+                            retransmissions,
+                            abandoned,
+                        },
+                    )
                     .collect();
                 FlowTotals {
                     active: end.saturating_duration_since(s.start),

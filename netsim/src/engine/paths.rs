@@ -19,11 +19,12 @@
 //! sent on it stays in flight there until the path is abandoned, so the receiver's stream stalls behind it.
 //! The engine therefore acts as the application would: the client abandons a path
 //! (`Connection::close_path`, error APPLICATION_ABANDON_PATH) once it has gone [`PathPolicy::abandon_ptos`]
-//! PTOs without progress, where
+//! (`n`) consecutive PTOs without progress, that is `PTO · (2^n − 1)` (3 PTOs: 7 × PTO) with the exponential
+//! backoff of RFC 9002 §6.2.1 ([`give_up_after`]), where
 //! - *progress* is any datagram received by the client on the path, and a path with nothing in flight that
 //!   is validated counts as progressing (idle, not dead);
-//! - one *PTO* is the path's `srtt + max(4·rttvar, 1 ms) + 25 ms` (RFC 9002 §6.2.1 with the default
-//!   max_ack_delay), without the exponential backoff;
+//! - one *PTO* is the path's current `srtt + max(4·rttvar, 1 ms) + 25 ms` (RFC 9002 §6.2.1 with the default
+//!   max_ack_delay);
 //! - the check runs every [`CHECK_INTERVAL`] of simulated time for each multipath flow;
 //! - the last live path is never abandoned (the core refuses to), and single-path flows are never touched.
 //!
@@ -103,9 +104,16 @@ pub struct PathSlot {
 /// bytes received when last attributed).
 pub type RxSeen = BTreeMap<PathId, (usize, u64)>;
 
-/// One PTO of a path, without backoff (see the module documentation).
+/// One PTO of a path, before backoff (see the module documentation).
 pub fn pto(stats: &PathStats) -> Duration {
     stats.srtt + (stats.rttvar * 4).max(Duration::from_millis(1)) + MAX_ACK_DELAY
+}
+
+/// How long a path may go without progress before it is abandoned: `ptos` consecutive PTOs with the
+/// exponential backoff of RFC 9002 §6.2.1, `PTO · (2^ptos − 1)`.
+pub fn give_up_after(stats: &PathStats, ptos: u32) -> Duration {
+    let backed_off = (1u32 << ptos.min(16)).saturating_sub(1);
+    pto(stats).saturating_mul(backed_off)
 }
 
 /// Splits `total` in proportion to `weights` (largest remainder, ties to the lowest index), so that the

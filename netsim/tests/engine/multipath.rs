@@ -180,7 +180,7 @@ fn lia_takes_about_a_fair_share_of_a_shared_bottleneck() {
 }
 
 /// A sized transfer over two paths survives one path's link going down for good mid-run: the client
-/// abandons the dead path (the simulator's policy, after 3 PTOs without progress), the core resends its
+/// abandons the dead path (the simulator's policy, after 3 backed-off PTOs without progress), the core resends its
 /// data on the other path, and every byte arrives intact (the receiver checks the pattern).
 #[test]
 fn transfer_completes_when_one_path_dies() {
@@ -207,6 +207,7 @@ action = "down"
     assert!(f.active_s < 5.0, "active {} s", f.active_s);
     // Path 1 was opened once and abandoned once (its link never comes back).
     assert_eq!(counts, vec![(1, 0), (1, 1)]);
+    assert_eq!(f.paths[1].abandoned, 1);
 }
 
 /// Two runs of a multipath scenario with random loss give identical JSON and series.
