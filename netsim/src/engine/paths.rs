@@ -28,9 +28,10 @@
 //! - the check runs every [`CHECK_INTERVAL`] of simulated time for each multipath flow;
 //! - the last live path is never abandoned (the core refuses to), and single-path flows are never touched.
 //!
-//! The core then sends the abandoned path's unacknowledged data again on the others. The path is **re-opened**
-//! (a new path ID, same addresses) once every link of its routes is up again and at least as long as it took
-//! to give up on it has passed: the engine stands in for a host that learns its interface is back.
+//! The core then sends the abandoned path's unacknowledged data again on the others. The path is
+//! **re-opened** (a new path ID, same addresses) once every link of its routes is up again and at least as
+//! long as it took to give up on it has passed: the engine stands in for a host that learns its interface
+//! is back.
 //! `abandon_ptos = 0` (scenario key `abandon_path_after_ptos`) disables the policy.
 //!
 //! # Attribution
