@@ -27,6 +27,9 @@ pub struct PathTotals {
     pub delivered_bytes: u64,
     /// Packets retransmitted (declared lost and sent again) on the path.
     pub retransmissions: u64,
+    /// Times the client abandoned the path for lack of progress (the simulator's dead-path policy,
+    /// `engine::paths`).
+    pub abandoned: u32,
 }
 
 /// What the engine measured on one flow.
@@ -57,6 +60,8 @@ pub struct PathResult {
     pub utilisation: Option<f64>,
     /// Packets retransmitted.
     pub retransmissions: u64,
+    /// Times the client abandoned the path for lack of progress (re-opened when its links came back).
+    pub abandoned: u32,
     /// Mean smoothed RTT in milliseconds.
     pub rtt_mean_ms: Option<f64>,
     /// 95th percentile (nearest rank) of the smoothed RTT in milliseconds.
@@ -148,6 +153,7 @@ impl RunResult {
                     goodput_bps: goodput,
                     utilisation: goodput.and_then(|g| metrics::utilisation(g, path.capacity_bps)),
                     retransmissions: pt.retransmissions,
+                    abandoned: pt.abandoned,
                     rtt_mean_ms: metrics::mean(&rtts),
                     rtt_p95_ms: metrics::p95(&rtts),
                 });

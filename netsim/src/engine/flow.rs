@@ -16,8 +16,12 @@
 //!   delivered wrong data and fails the run.
 //! - **Accounting.** Delivered bytes count only while the flow is active (from `start` to `stop`, or to the
 //!   FIN when the flow has a size); the flow's active time ends at its stop or completion.
-//! - **Paths.** Single-path for now: the connection runs on the flow's first path; further paths of a
-//!   multipath flow wait for connection-level multipath (issue 6) and report no samples and no bytes.
+//! - **Paths.** The connection starts on the flow's first path. A multipath flow (two or more paths)
+//!   enables multipath on both ends, and the client opens path `k ≥ 1` from its address on that path's
+//!   interface to the server's address on that path's interface at the path's `start`, or as soon as the
+//!   core allows it after that (handshake confirmed, connection IDs for the next path ID received: every
+//!   later step retries). The state of each scenario path and the simulator's policy for dead paths are in
+//!   [`super::paths`].
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,13 +31,16 @@ use std::time::Instant;
 use bytes::Bytes;
 use mpquic::cc::PathId;
 use mpquic::proto::VarInt;
-use mpquic::proto::connection::{ClientConfig, Connection, Event, ServerConfig};
+use mpquic::proto::connection::{ClientConfig, ClosePathError, Connection, Event, ServerConfig};
 use mpquic::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
 use mpquic::proto::frame::Dir;
+use mpquic::proto::frame::PathAbandon;
 use mpquic::proto::streams::{ReadError, StreamEvent, StreamId, WriteError};
+use mpquic::sched::PathStatus;
 
 use super::EngineError;
 use super::network::LinkIndex;
+use super::paths::{PathPolicy, PathSlot, PathState, RxSeen, apportion, give_up_after};
 use crate::metrics::PathSample;
 use crate::time::SimTime;
 
@@ -79,6 +86,9 @@ fn matches_pattern(offset: u64, data: &[u8]) -> bool {
 pub struct Outgoing {
     /// Towards the server (forward route) or the client (reverse route).
     pub to_server: bool,
+    /// The scenario path whose pair of addresses the datagram carries (`None`: a 4-tuple the scenario does
+    /// not know, which the network drops).
+    pub path: Option<usize>,
     /// Source address.
     pub src: SocketAddr,
     /// Destination address.
@@ -93,12 +103,16 @@ fn refill_mark(read: u64, written: u64) -> u64 {
     read.saturating_add(CHUNK as u64).min(written)
 }
 
-/// Collects every datagram `conn` wants to send at `now` into `out`, each in a buffer from `pool`.
+/// Collects every datagram `conn` wants to send at `now` into `out`, each in a buffer from `pool`. A
+/// datagram leaves from the address the core chose for its path (`Transmit::local`), or from `default_src`
+/// (the first path's address) when the path is not bound to one; its scenario path is the one whose pair of
+/// addresses it carries.
 fn transmit_all(
     conn: &mut Connection,
     now: Instant,
     to_server: bool,
-    src: SocketAddr,
+    default_src: SocketAddr,
+    paths: &[PathSetup],
     out: &mut Vec<Outgoing>,
     pool: &mut Vec<Vec<u8>>,
 ) {
@@ -111,13 +125,35 @@ fn transmit_all(
             return;
         };
         data.truncate(t.size);
+        let src = t.local.unwrap_or(default_src);
+        let dst = t.remote;
+        let (client, server) = if to_server { (src, dst) } else { (dst, src) };
+        let path = paths
+            .iter()
+            .position(|p| p.client == client && p.server == server);
         out.push(Outgoing {
             to_server,
+            path,
             src,
-            dst: t.remote,
+            dst,
             data,
         });
     }
+}
+
+/// One path of a flow, resolved for the engine.
+#[derive(Debug, Clone)]
+pub struct PathSetup {
+    /// The client's address on this path (its interface's IP, the flow's client port).
+    pub client: SocketAddr,
+    /// The server's address on this path.
+    pub server: SocketAddr,
+    /// Links from client to server.
+    pub forward: Vec<LinkIndex>,
+    /// Links from server to client.
+    pub reverse: Vec<LinkIndex>,
+    /// When the client opens it (the first path: with the flow).
+    pub start: SimTime,
 }
 
 /// The static description of a flow, resolved for the engine.
@@ -131,16 +167,27 @@ pub struct FlowSetup {
     pub stop: SimTime,
     /// Bytes to send, or `None` for "until stopped".
     pub bytes: Option<u64>,
-    /// Client address (first path's local interface).
-    pub client: SocketAddr,
-    /// Server address (first path's remote interface).
-    pub server: SocketAddr,
-    /// Links from client to server.
-    pub forward: Vec<LinkIndex>,
-    /// Links from server to client.
-    pub reverse: Vec<LinkIndex>,
-    /// Number of paths in the scenario (only the first is used).
-    pub paths: usize,
+    /// The paths in scenario order, at least one; the connection starts on the first.
+    pub paths: Vec<PathSetup>,
+    /// What the client does about paths that stop making progress.
+    pub policy: PathPolicy,
+}
+
+impl FlowSetup {
+    /// Whether the flow has several paths (multipath is enabled on both ends).
+    pub fn is_multipath(&self) -> bool {
+        self.paths.len() > 1
+    }
+
+    /// The client's address on the first path.
+    pub fn client(&self) -> Option<SocketAddr> {
+        self.paths.first().map(|p| p.client)
+    }
+
+    /// The server's address on the first path.
+    pub fn server(&self) -> Option<SocketAddr> {
+        self.paths.first().map(|p| p.server)
+    }
 }
 
 /// A running flow (see the module documentation).
@@ -165,6 +212,14 @@ pub struct Flow {
     started: bool,
     stopped: bool,
     completed_at: Option<SimTime>,
+    /// Per scenario path: its connection path, progress and accounting.
+    slots: Vec<PathSlot>,
+    /// Delivered bytes already attributed to paths.
+    attributed: u64,
+    /// Datagrams of the client (data direction) the network dropped, per scenario path.
+    drops: Vec<u64>,
+    /// Server-side bytes received per connection path, for attribution.
+    rx_seen: RxSeen,
 }
 
 impl std::fmt::Debug for Flow {
@@ -198,6 +253,8 @@ impl Flow {
             },
             Some(server_config),
         );
+        let slots = setup.paths.iter().map(|_| PathSlot::default()).collect();
+        let drops = vec![0; setup.paths.len()];
         Flow {
             setup,
             client_config,
@@ -215,22 +272,30 @@ impl Flow {
             started: false,
             stopped: false,
             completed_at: None,
+            slots,
+            attributed: 0,
+            drops,
+            rx_seen: RxSeen::from([(PathId(0), (0, 0))]),
         }
     }
 
     /// Starts the client connection.
-    pub fn start(&mut self, now: Instant) -> Result<(), EngineError> {
+    pub fn start(&mut self, sim_now: SimTime, now: Instant) -> Result<(), EngineError> {
+        let server = self
+            .setup
+            .server()
+            .ok_or_else(|| EngineError::Setup(format!("flow {} has no path", self.setup.index)))?;
         let (h, c) = self
             .client_ep
-            .connect(
-                now,
-                &self.client_config,
-                self.setup.server,
-                super::tls::SERVER_NAME,
-            )
+            .connect(now, &self.client_config, server, super::tls::SERVER_NAME)
             .map_err(|e| EngineError::Setup(format!("flow {}: connect: {e}", self.setup.index)))?;
         self.client = Some((h, c));
         self.started = true;
+        if let Some(first) = self.slots.first_mut() {
+            first.state = PathState::Open(PathId(0));
+            first.last_progress = sim_now;
+            first.opened = 1;
+        }
         Ok(())
     }
 
@@ -338,35 +403,229 @@ impl Flow {
         out: &mut Vec<Outgoing>,
         pool: &mut Vec<Vec<u8>>,
     ) -> Result<(), EngineError> {
-        self.client_app(now);
+        self.client_app(sim_now, now);
         self.server_app(sim_now, now)?;
         // Writes and reads may have produced events (and vice versa): one more client pass fills the send
         // buffer freed by acknowledgements processed above.
-        self.client_app(now);
-        let (client, server) = (self.setup.client, self.setup.server);
+        self.client_app(sim_now, now);
+        let (Some(client), Some(server)) = (self.setup.client(), self.setup.server()) else {
+            return Ok(());
+        };
         if let Some((_, c)) = self.client.as_mut() {
-            transmit_all(c, now, true, client, out, pool);
+            transmit_all(c, now, true, client, &self.setup.paths, out, pool);
         }
         for c in self.server.values_mut() {
-            transmit_all(c, now, false, server, out, pool);
+            transmit_all(c, now, false, server, &self.setup.paths, out, pool);
         }
         Ok(())
     }
 
-    fn client_app(&mut self, now: Instant) {
+    /// The network dropped one of the client's datagrams on scenario path `path`.
+    pub fn note_drop(&mut self, path: usize) {
+        if let Some(d) = self.drops.get_mut(path) {
+            *d = d.saturating_add(1);
+        }
+    }
+
+    /// Opens the paths that are due and allowed (multipath flows; see [`super::paths`]).
+    fn open_paths(&mut self, sim_now: SimTime, now: Instant) {
+        let Some((_, c)) = self.client.as_mut() else {
+            return;
+        };
+        for (k, (slot, path)) in self.slots.iter_mut().zip(&self.setup.paths).enumerate() {
+            if slot.state != PathState::Pending || path.start > sim_now {
+                continue;
+            }
+            match c.open_path(now, Some(path.client), path.server, PathStatus::Available) {
+                Ok(id) => {
+                    slot.state = PathState::Open(id);
+                    slot.last_progress = sim_now;
+                    slot.last_rx = 0;
+                    slot.opened = slot.opened.saturating_add(1);
+                    self.rx_seen.insert(id, (k, 0));
+                }
+                // Not yet possible (handshake not confirmed, no connection IDs for the next path ID, path-ID
+                // limit): retried on a later step.
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// The client's connection marked `id` abandoned.
+    fn on_path_abandoned(&mut self, sim_now: SimTime, id: PathId) {
+        for slot in &mut self.slots {
+            if slot.state == PathState::Open(id) {
+                slot.state = PathState::Failed {
+                    since: sim_now,
+                    gave_up_after: sim_now.saturating_duration_since(slot.last_progress),
+                };
+            }
+        }
+    }
+
+    /// The periodic path check of a multipath flow (see [`super::paths`]): attributes delivered bytes,
+    /// abandons paths without progress, re-opens failed paths whose links are all up (`links_up(k)` for
+    /// scenario path `k`).
+    pub fn check_paths(&mut self, sim_now: SimTime, now: Instant, links_up: impl Fn(usize) -> bool) {
+        self.attribute(false);
+        let ptos = self.setup.policy.abandon_ptos;
+        if !self.setup.is_multipath() || ptos == 0 {
+            return;
+        }
+        let Some((_, c)) = self.client.as_mut() else {
+            return;
+        };
+        if c.is_closed() {
+            return;
+        }
+        for (k, slot) in self.slots.iter_mut().enumerate() {
+            match slot.state {
+                PathState::Pending => {}
+                PathState::Open(id) => {
+                    let Some(stats) = c.path_stats(id) else {
+                        slot.state = PathState::Failed {
+                            since: sim_now,
+                            gave_up_after: sim_now.saturating_duration_since(slot.last_progress),
+                        };
+                        continue;
+                    };
+                    if stats.bytes_received > slot.last_rx || (stats.bytes_in_flight == 0 && stats.validated)
+                    {
+                        slot.last_rx = stats.bytes_received;
+                        slot.last_progress = sim_now;
+                        continue;
+                    }
+                    let stalled = sim_now.saturating_duration_since(slot.last_progress);
+                    if stalled < give_up_after(&stats, ptos) {
+                        continue;
+                    }
+                    match c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH) {
+                        Ok(()) => {
+                            slot.abandoned = slot.abandoned.saturating_add(1);
+                            slot.state = PathState::Failed {
+                                since: sim_now,
+                                gave_up_after: stalled,
+                            };
+                        }
+                        // The last live path stays: the connection has nowhere else to go.
+                        Err(ClosePathError::LastPath | ClosePathError::NotNegotiated) => {}
+                        Err(ClosePathError::UnknownPath) => {
+                            slot.state = PathState::Failed {
+                                since: sim_now,
+                                gave_up_after: stalled,
+                            };
+                        }
+                    }
+                }
+                PathState::Failed { since, gave_up_after } => {
+                    if links_up(k) && sim_now.saturating_duration_since(since) >= gave_up_after {
+                        slot.state = PathState::Pending;
+                    }
+                }
+            }
+        }
+        // Anything abandoned above queues a PathAbandoned event: handled by the next client pass.
+        self.open_paths(sim_now, now);
+    }
+
+    /// Attributes the bytes delivered since the last call to paths, in proportion to what the server
+    /// received on each (see [`super::paths`]); with `last`, bytes that cannot be attributed that way go by
+    /// each path's total.
+    pub fn attribute(&mut self, last: bool) {
+        let pending = self.delivered.saturating_sub(self.attributed);
+        if pending == 0 {
+            return;
+        }
+        if !self.setup.is_multipath() {
+            if let Some(s) = self.slots.first_mut() {
+                s.delivered = s.delivered.saturating_add(pending);
+            }
+            self.attributed = self.delivered;
+            return;
+        }
+        let Some(server) = self.server.values().next() else {
+            return;
+        };
+        let mut weights = vec![0u64; self.slots.len()];
+        let mut totals = vec![0u64; self.slots.len()];
+        for (id, (k, seen)) in &mut self.rx_seen {
+            let Some(rx) = server.path_stats(*id).map(|s| s.bytes_received) else {
+                continue;
+            };
+            if let Some(w) = weights.get_mut(*k) {
+                *w = w.saturating_add(rx.saturating_sub(*seen));
+            }
+            if let Some(t) = totals.get_mut(*k) {
+                *t = t.saturating_add(rx);
+            }
+            *seen = rx;
+        }
+        let parts = apportion(pending, &weights).or_else(|| {
+            if last {
+                apportion(pending, &totals).or_else(|| apportion(pending, &[1]))
+            } else {
+                None
+            }
+        });
+        let Some(parts) = parts else {
+            return;
+        };
+        for (slot, part) in self.slots.iter_mut().zip(parts) {
+            slot.delivered = slot.delivered.saturating_add(part);
+        }
+        self.attributed = self.delivered;
+    }
+
+    /// Application bytes attributed to each scenario path (call [`Flow::attribute`] first).
+    pub fn path_delivered(&self) -> Vec<u64> {
+        self.slots.iter().map(|s| s.delivered).collect()
+    }
+
+    /// Packets the client declared lost, per scenario path: exact for a single-path flow, split in
+    /// proportion to the network's drops on each path for a multipath flow (see [`super::paths`]).
+    pub fn path_retransmissions(&self) -> Vec<u64> {
+        let lost = self.lost_packets();
+        if !self.setup.is_multipath() {
+            return vec![lost];
+        }
+        let delivered = self.path_delivered();
+        apportion(lost, &self.drops)
+            .or_else(|| apportion(lost, &delivered))
+            .unwrap_or_else(|| vec![0; self.slots.len()])
+    }
+
+    /// Times each scenario path was opened and abandoned by the client.
+    pub fn path_counts(&self) -> Vec<(u32, u32)> {
+        self.slots.iter().map(|s| (s.opened, s.abandoned)).collect()
+    }
+
+    fn client_app(&mut self, sim_now: SimTime, now: Instant) {
         let Some((h, c)) = self.client.as_mut() else {
             return;
         };
         let mut established = !c.is_handshaking();
+        let mut abandoned = Vec::new();
         while let Some(e) = c.poll_event() {
-            if e == Event::HandshakeCompleted {
-                established = true;
+            match e {
+                Event::HandshakeCompleted => established = true,
+                Event::PathAbandoned { path } => abandoned.push(path),
+                _ => {}
             }
         }
         while let Some(e) = c.poll_endpoint_event() {
             self.client_ep.handle_event(*h, e);
         }
-        if !established || self.write_done || c.is_closed() {
+        let closed = c.is_closed();
+        for id in abandoned {
+            self.on_path_abandoned(sim_now, id);
+        }
+        if established && !closed && self.setup.is_multipath() && self.completed_at.is_none() {
+            self.open_paths(sim_now, now);
+        }
+        let Some((_, c)) = self.client.as_mut() else {
+            return;
+        };
+        if !established || self.write_done || closed {
             return;
         }
         let id = match self.stream {
@@ -379,7 +638,6 @@ impl Flow {
                 None => return,
             },
         };
-        let _ = now;
         if let Some(at) = self.refill_at {
             if self.read < at {
                 return;
@@ -473,16 +731,22 @@ impl Flow {
         Ok(())
     }
 
-    /// The state of path `path` for the recorder (`None` unless it is the first path of an active flow).
+    /// The state of scenario path `path` for the recorder (`None` unless the flow is active and the path
+    /// open on the connection).
     ///
     /// The sender's view of the path ([`Connection::path_stats`]): window, smoothed RTT, bytes in flight and
-    /// the controller's own variables (`ssthresh` and the algorithm's named extras), plus delivered bytes.
+    /// the controller's own variables (`ssthresh` and the algorithm's named extras), plus the application
+    /// bytes attributed to the path (call [`Flow::attribute`] first).
     pub fn path_sample(&self, path: usize) -> Option<PathSample> {
-        if path != 0 || !self.is_active() {
+        if !self.is_active() {
             return None;
         }
+        let slot = self.slots.get(path)?;
+        let PathState::Open(id) = slot.state else {
+            return None;
+        };
         let (_, c) = self.client.as_ref()?;
-        let stats = c.path_stats(PathId(0))?;
+        let stats = c.path_stats(id)?;
         let mut cc = Vec::new();
         if let Some(m) = &stats.cc {
             if let Some(ssthresh) = m.ssthresh {
@@ -497,7 +761,7 @@ impl Flow {
             cwnd: stats.cwnd,
             srtt: stats.srtt,
             bytes_in_flight: stats.bytes_in_flight,
-            delivered_bytes: self.delivered,
+            delivered_bytes: slot.delivered,
             cc,
         })
     }

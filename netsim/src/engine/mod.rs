@@ -29,6 +29,7 @@
 pub mod clock;
 pub mod flow;
 pub mod network;
+pub mod paths;
 pub mod queue;
 pub mod sampling;
 pub mod tls;
@@ -47,7 +48,7 @@ use crate::scenario::{Direction, Scenario, Topology};
 use crate::time::SimTime;
 
 use clock::Clock;
-use flow::{Flow, FlowSetup, Outgoing};
+use flow::{Flow, FlowSetup, Outgoing, PathSetup};
 use network::{LinkIndex, Network};
 use queue::EventQueue;
 
@@ -88,6 +89,8 @@ pub fn derive_seed(seed: u64, domain: u64, index: u64) -> u64 {
 #[derive(Debug)]
 struct Packet {
     flow: usize,
+    /// The flow's scenario path it travels on.
+    path: usize,
     to_server: bool,
     /// Position of the link it is crossing in its route.
     hop: usize,
@@ -107,6 +110,10 @@ enum Event {
     FlowStart(usize),
     /// A flow stops.
     FlowStop(usize),
+    /// A path of a multipath flow is due to open.
+    PathStart(usize),
+    /// The periodic path check of a multipath flow ([`paths::CHECK_INTERVAL`]).
+    PathCheck(usize),
     /// Scheduled link event `k` of the scenario.
     Link(usize),
     /// A sampling instant.
@@ -122,6 +129,8 @@ pub struct EngineStats {
     pub timeouts: u64,
     /// Datagrams sent by the connections.
     pub datagrams: u64,
+    /// Datagrams whose pair of addresses matches none of their flow's paths (dropped).
+    pub unroutable: u64,
 }
 
 /// Everything a run produces.
@@ -149,6 +158,7 @@ pub struct Engine {
     queue: EventQueue<Event>,
     network: Network,
     flows: Vec<Flow>,
+    /// Destination address → (flow, towards the server).
     routes: HashMap<SocketAddr, (usize, bool)>,
     recorder: Recorder,
     stats: EngineStats,
@@ -165,8 +175,10 @@ const POOL_MAX: usize = 4096;
 
 /// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
 /// studies are about congestion control, so flow control must never be the limit), no idle timeout (a
-/// long outage must not end a connection before the scenario does).
-fn transport_config(cc: &str, sched: &str) -> TransportConfig {
+/// long outage must not end a connection before the scenario does), and for a flow with several paths
+/// multipath with room for twice as many path IDs (abandoned paths are re-opened under new IDs; each
+/// abandoned ID lets the peer raise the limit by one).
+fn transport_config(cc: &str, sched: &str, paths: usize) -> TransportConfig {
     const MIB: u64 = 1024 * 1024;
     TransportConfig {
         max_idle_timeout: Duration::ZERO,
@@ -182,6 +194,8 @@ fn transport_config(cc: &str, sched: &str) -> TransportConfig {
             send_buffer: 16 * MIB,
             ..StreamsConfig::default()
         },
+        initial_max_path_id: (paths > 1)
+            .then(|| u32::try_from(paths.saturating_mul(2)).unwrap_or(u32::MAX).max(8)),
         ..TransportConfig::default()
     }
 }
@@ -198,10 +212,13 @@ impl Engine {
         let mut queue = EventQueue::default();
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut routes = HashMap::new();
+        let policy = paths::PathPolicy {
+            abandon_ptos: scenario.scenario.abandon_path_after_ptos,
+        };
         for (f, (spec, resolved)) in scenario.flows.iter().zip(&topology.flows).enumerate() {
-            let Some(path) = resolved.paths.first() else {
+            if resolved.paths.is_empty() {
                 return Err(EngineError::Setup(format!("flow {} has no path", spec.name)));
-            };
+            }
             let ip = |e: &crate::scenario::Endpoint| {
                 e.interface
                     .as_deref()
@@ -209,24 +226,42 @@ impl Engine {
                     .ok_or_else(|| EngineError::Setup(format!("no address for {e}")))
             };
             let port_offset = u16::try_from(f).unwrap_or(u16::MAX - 50_000);
-            let client = SocketAddr::new(ip(&path.local)?, 50_000u16.saturating_add(port_offset));
-            let server = SocketAddr::new(ip(&path.remote)?, 4_433u16.saturating_add(port_offset));
-            routes.insert(client, (f, false));
-            routes.insert(server, (f, true));
+            let start = SimTime::from_duration(spec.start);
+            let mut path_setups = Vec::with_capacity(resolved.paths.len());
+            for (path, path_spec) in resolved.paths.iter().zip(&spec.paths) {
+                let client = SocketAddr::new(ip(&path.local)?, 50_000u16.saturating_add(port_offset));
+                let server = SocketAddr::new(ip(&path.remote)?, 4_433u16.saturating_add(port_offset));
+                routes.insert(client, (f, false));
+                routes.insert(server, (f, true));
+                path_setups.push(PathSetup {
+                    client,
+                    server,
+                    forward: network.route(&path.forward)?,
+                    reverse: network.route(&path.reverse)?,
+                    start: path_spec.start.map_or(start, SimTime::from_duration).max(start),
+                });
+            }
             let setup = FlowSetup {
                 index: f,
-                start: SimTime::from_duration(spec.start),
+                start,
                 stop: SimTime::from_duration(spec.stop_or(scenario.scenario.duration)),
                 bytes: spec.bytes,
-                client,
-                server,
-                forward: network.route(&path.forward)?,
-                reverse: network.route(&path.reverse)?,
-                paths: resolved.paths.len(),
+                paths: path_setups,
+                policy,
             };
-            let (client_config, server_config) = tls::configs(&transport_config(&spec.cc, &spec.sched))?;
+            let multipath = setup.is_multipath();
+            let config = transport_config(&spec.cc, &spec.sched, setup.paths.len());
+            let (client_config, server_config) = tls::configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));
+            if multipath {
+                let mut starts: Vec<SimTime> = setup.paths.iter().skip(1).map(|p| p.start).collect();
+                starts.sort();
+                starts.dedup();
+                for t in starts.into_iter().filter(|&t| t > setup.start) {
+                    queue.push(t, Event::PathStart(f));
+                }
+            }
             flows.push(Flow::new(
                 setup,
                 client_config,
@@ -304,6 +339,12 @@ impl Engine {
         self.flows.get(flow).map(Flow::delivered)
     }
 
+    /// Per scenario path of flow `flow`: how many times the client opened it and how many times the
+    /// engine abandoned it ([`paths`]).
+    pub fn path_counts(&self, flow: usize) -> Option<Vec<(u32, u32)>> {
+        self.flows.get(flow).map(Flow::path_counts)
+    }
+
     /// The series recorded so far.
     pub fn series(&self) -> &[PathSeries] {
         self.recorder.series()
@@ -378,8 +419,37 @@ impl Engine {
         match event {
             Event::Arrive(packet) => self.arrive(packet)?,
             Event::FlowStart(f) => {
+                let mut multipath = false;
                 if let Some(flow) = self.flows.get_mut(f) {
-                    flow.start(now)?;
+                    flow.start(self.now, now)?;
+                    multipath = flow.setup.is_multipath();
+                }
+                if multipath {
+                    self.queue.push(
+                        self.now.saturating_add(paths::CHECK_INTERVAL),
+                        Event::PathCheck(f),
+                    );
+                }
+                self.service(f)?;
+            }
+            Event::PathStart(f) => self.service(f)?,
+            Event::PathCheck(f) => {
+                let network = &self.network;
+                let mut active = false;
+                if let Some(flow) = self.flows.get_mut(f) {
+                    let paths = &flow.setup.paths;
+                    let up: Vec<bool> = paths
+                        .iter()
+                        .map(|p| p.forward.iter().chain(&p.reverse).all(|&l| network.is_up(l)))
+                        .collect();
+                    flow.check_paths(self.now, now, |k| up.get(k).copied().unwrap_or(false));
+                    active = flow.is_active();
+                }
+                if active {
+                    self.queue.push(
+                        self.now.saturating_add(paths::CHECK_INTERVAL),
+                        Event::PathCheck(f),
+                    );
                 }
                 self.service(f)?;
             }
@@ -395,6 +465,9 @@ impl Engine {
                 }
             }
             Event::Sample => {
+                for flow in &mut self.flows {
+                    flow.attribute(false);
+                }
                 let source = sampling::Source { flows: &self.flows };
                 self.recorder.record(self.now, &source);
                 if let Some(t) = self.recorder.next_due() {
@@ -408,18 +481,18 @@ impl Engine {
     /// A datagram reached the end of a link: forward it or hand it to its host.
     fn arrive(&mut self, mut packet: Packet) -> Result<(), EngineError> {
         if self.network.outage_since(packet.link, packet.epoch) {
-            self.recycle(packet.data);
+            self.dropped(packet);
             return Ok(());
         }
         let next_hop = packet.hop.saturating_add(1);
-        let next_link = self.flows.get(packet.flow).and_then(|f| {
-            let route = if packet.to_server {
-                &f.setup.forward
-            } else {
-                &f.setup.reverse
-            };
-            route.get(next_hop).copied()
-        });
+        let next_link = self
+            .flows
+            .get(packet.flow)
+            .and_then(|f| f.setup.paths.get(packet.path))
+            .and_then(|p| {
+                let route = if packet.to_server { &p.forward } else { &p.reverse };
+                route.get(next_hop).copied()
+            });
         if let Some(link) = next_link {
             packet.hop = next_hop;
             packet.link = link;
@@ -446,11 +519,21 @@ impl Engine {
         }
     }
 
+    /// A datagram was lost in the network: counted against its path if the client sent it.
+    fn dropped(&mut self, packet: Packet) {
+        if packet.to_server {
+            if let Some(flow) = self.flows.get_mut(packet.flow) {
+                flow.note_drop(packet.path);
+            }
+        }
+        self.recycle(packet.data);
+    }
+
     /// Offers `packet` to the link named in it and queues its arrival (and a duplicate's).
     fn forward(&mut self, mut packet: Packet) {
         let delivery = self.network.offer(self.now, packet.link, &mut packet.data);
         let Some(arrival) = delivery.arrival().copied() else {
-            self.recycle(packet.data);
+            self.dropped(packet);
             return;
         };
         packet.epoch = arrival.epoch;
@@ -477,16 +560,19 @@ impl Engine {
         }
         for o in out.drain(..) {
             self.stats.datagrams = self.stats.datagrams.saturating_add(1);
-            let first = self.flows.get(f).and_then(|fl| {
-                if o.to_server {
-                    fl.setup.forward.first().copied()
-                } else {
-                    fl.setup.reverse.first().copied()
-                }
+            let first = o.path.and_then(|k| {
+                let p = self.flows.get(f)?.setup.paths.get(k)?;
+                let route = if o.to_server { &p.forward } else { &p.reverse };
+                route.first().copied().map(|l| (k, l))
             });
-            let Some(link) = first else { continue };
+            let Some((path, link)) = first else {
+                self.stats.unroutable = self.stats.unroutable.saturating_add(1);
+                self.recycle(o.data);
+                continue;
+            };
             self.forward(Packet {
                 flow: f,
+                path,
                 to_server: o.to_server,
                 hop: 0,
                 link,
@@ -500,18 +586,29 @@ impl Engine {
         Ok(())
     }
 
-    /// Per-flow totals at the current time.
-    fn totals(&self) -> Vec<FlowTotals> {
+    /// Per-flow totals at the current time (attributes what is left of delivered bytes to paths).
+    fn totals(&mut self) -> Vec<FlowTotals> {
+        for flow in &mut self.flows {
+            flow.attribute(true);
+        }
         self.flows
             .iter()
             .map(|flow| {
                 let s = &flow.setup;
                 let end = flow.completed_at().unwrap_or(s.stop).min(self.now.max(s.start));
-                let mut paths = vec![PathTotals::default(); s.paths];
-                if let Some(p) = paths.first_mut() {
-                    p.delivered_bytes = flow.delivered();
-                    p.retransmissions = flow.lost_packets();
-                }
+                let paths = flow
+                    .path_delivered()
+                    .into_iter()
+                    .zip(flow.path_retransmissions())
+                    .zip(flow.path_counts())
+                    .map(
+                        |((delivered_bytes, retransmissions), (_, abandoned))| PathTotals {
+                            delivered_bytes,
+                            retransmissions,
+                            abandoned,
+                        },
+                    )
+                    .collect();
                 FlowTotals {
                     active: end.saturating_duration_since(s.start),
                     paths,
@@ -521,7 +618,7 @@ impl Engine {
     }
 
     /// Ends the run: results and series.
-    pub fn finish(self) -> RunOutput {
+    pub fn finish(mut self) -> RunOutput {
         let totals = self.totals();
         let series = self.recorder.into_series();
         let result = RunResult::build(&self.scenario, &self.topology, &totals, &series);

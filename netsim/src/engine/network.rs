@@ -102,6 +102,11 @@ impl Network {
         }
     }
 
+    /// Whether link `link` is up.
+    pub fn is_up(&self, link: LinkIndex) -> bool {
+        self.links.get(link).is_some_and(Link::is_up)
+    }
+
     /// Whether link `link` went down since `epoch`.
     pub fn outage_since(&self, link: LinkIndex, epoch: OutageEpoch) -> bool {
         self.links.get(link).is_none_or(|l| l.outage_since(epoch))

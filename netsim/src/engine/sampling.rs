@@ -1,8 +1,8 @@
 //! Sampling: the engine's flows seen through [`SampleSource`].
 //!
-//! Per path the recorder gets the smoothed RTT (`Connection::rtt`) and the bytes delivered so far, from which
-//! it derives throughput. The connection does not expose its congestion window, bytes in flight or the
-//! controller's metrics yet; those fields are 0 (or empty) until it does.
+//! Per scenario path the recorder gets the client's view of the connection path carrying it
+//! (`Connection::path_stats`: window, smoothed RTT, bytes in flight, the controller's metrics) and the
+//! application bytes attributed to it so far, from which it derives throughput ([`super::paths`]).
 
 use crate::metrics::{PathSample, SampleSource};
 

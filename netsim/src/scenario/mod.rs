@@ -61,10 +61,18 @@ pub struct Meta {
     /// Interval between time-series samples (default 100 ms); must be > 0 and ≤ `duration`.
     #[serde(default = "default_interval", with = "crate::units::duration")]
     pub sample_interval: Duration,
+    /// The simulator's dead-path policy: a multipath flow's client abandons a path after this many PTOs
+    /// without progress (default 3; 0: never). See `engine::paths`.
+    #[serde(default = "default_abandon_ptos")]
+    pub abandon_path_after_ptos: u32,
 }
 
 fn default_seed() -> u64 {
     1
+}
+
+fn default_abandon_ptos() -> u32 {
+    3
 }
 
 fn default_interval() -> Duration {

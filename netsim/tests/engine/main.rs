@@ -9,6 +9,8 @@
     clippy::indexing_slicing
 )]
 
+mod multipath;
+
 use std::time::Duration;
 
 use mpquic_netsim::engine::Engine;

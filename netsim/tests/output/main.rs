@@ -106,6 +106,7 @@ fn hand_built() -> (Scenario, RunResult, Recorder) {
             paths: vec![PathTotals {
                 delivered_bytes: 5_000_000,
                 retransmissions: 7,
+                abandoned: 0,
             }],
         },
         FlowTotals {
@@ -114,10 +115,12 @@ fn hand_built() -> (Scenario, RunResult, Recorder) {
                 PathTotals {
                     delivered_bytes: 3_750_000,
                     retransmissions: 2,
+                    abandoned: 0,
                 },
                 PathTotals {
                     delivered_bytes: 3_750_000,
                     retransmissions: 3,
+                    abandoned: 0,
                 },
             ],
         },
