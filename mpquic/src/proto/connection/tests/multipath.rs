@@ -346,3 +346,149 @@ fn ack_path_policy_decides_where_path_acks_travel() {
         "server sent {fastest} packets on path 1 with LowestRtt"
     );
 }
+
+/// A multipath connection whose client sends `frame` in a 1-RTT packet: the code the server closes with.
+fn server_close_code_for(
+    frame: Vec<u8>,
+    transport: TransportConfig,
+    seed: u64,
+) -> Option<TransportErrorCode> {
+    let mut p = Pair::new(None, transport, seed);
+    p.handshake();
+    p.run_for(Duration::from_millis(50));
+    p.client.conn().inject_raw_frame_for_test(frame);
+    p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some());
+    closed_with(&p.server.events)
+}
+
+fn encode(f: Frame<'_>) -> Vec<u8> {
+    let mut v = Vec::new();
+    f.encode(&mut v);
+    v
+}
+
+#[test]
+fn every_multipath_frame_rule_closes_with_protocol_violation() {
+    use crate::proto::frame::{
+        NewConnectionId, PathCidsBlocked, PathStatus as PathStatusFrame, RetireConnectionId,
+    };
+    let pv = Some(TransportErrorCode::PROTOCOL_VIOLATION);
+    // initial_max_path_id is 7 on both sides (the default).
+    let mut path_ack_above_max = Vec::new();
+    crate::proto::frame::encode_ack(
+        &mut path_ack_above_max,
+        Some(PathId(8)),
+        VarInt::ZERO,
+        &[0..=0],
+        None,
+    )
+    .unwrap();
+    let mut path_ack_never_sent = Vec::new();
+    crate::proto::frame::encode_ack(
+        &mut path_ack_never_sent,
+        Some(PathId(0)),
+        VarInt::ZERO,
+        &[5000..=5000],
+        None,
+    )
+    .unwrap();
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        // draft-ietf-quic-multipath-21 (MAX_PATH_ID): "MUST NOT be lower than the value advertised in the
+        // initial_max_path_id transport parameter".
+        (
+            "MAX_PATH_ID below initial_max_path_id",
+            encode(Frame::MaxPathId(PathId(3))),
+        ),
+        // (PATHS_BLOCKED): "Receipt of a value that is higher than the local maximum value MUST be treated as a
+        // connection error of type PROTOCOL_VIOLATION."
+        (
+            "PATHS_BLOCKED above our maximum",
+            encode(Frame::PathsBlocked(PathId(8))),
+        ),
+        // (PATH_CIDS_BLOCKED): a Next Sequence Number above the next connection ID we would issue.
+        (
+            "PATH_CIDS_BLOCKED beyond what we issued",
+            encode(Frame::PathCidsBlocked(PathCidsBlocked {
+                path_id: PathId(1),
+                next_sequence: VarInt::from_u32(100),
+            })),
+        ),
+        // §2: a path ID above the maximum the receiver advertised.
+        ("PATH_ACK above the maximum path ID", path_ack_above_max),
+        (
+            "PATH_STATUS above the maximum path ID",
+            encode(Frame::PathStatus(PathStatusFrame {
+                path_id: PathId(8),
+                sequence: VarInt::ZERO,
+                available: false,
+            })),
+        ),
+        (
+            "PATH_NEW_CONNECTION_ID above the maximum path ID",
+            encode(Frame::NewConnectionId(NewConnectionId {
+                path_id: Some(PathId(8)),
+                sequence: VarInt::ZERO,
+                retire_prior_to: VarInt::ZERO,
+                id: &[9; 8],
+                reset_token: [9; 16],
+            })),
+        ),
+        // RFC 9000 §19.16 applied per path: retiring a sequence number never issued.
+        (
+            "PATH_RETIRE_CONNECTION_ID of a sequence never issued",
+            encode(Frame::RetireConnectionId(RetireConnectionId {
+                path_id: Some(PathId(1)),
+                sequence: VarInt::from_u32(1000),
+            })),
+        ),
+        // RFC 9000 §13.1 per path: an acknowledgement of a packet never sent on that path.
+        ("PATH_ACK of a packet never sent", path_ack_never_sent),
+    ];
+    for (i, (name, frame)) in cases.into_iter().enumerate() {
+        let code = server_close_code_for(frame, mp_config(), 60 + i as u64);
+        assert_eq!(code, pv, "{name}");
+    }
+}
+
+#[test]
+fn multipath_frames_need_negotiation_and_1rtt_packets() {
+    let pv = Some(TransportErrorCode::PROTOCOL_VIOLATION);
+    let off = TransportConfig {
+        initial_max_path_id: None,
+        ..TransportConfig::default()
+    };
+    let mut path_ack = Vec::new();
+    crate::proto::frame::encode_ack(&mut path_ack, Some(PathId(0)), VarInt::ZERO, &[0..=0], None).unwrap();
+    // draft-ietf-quic-multipath-21 §2: without both initial_max_path_id parameters, no frame of the extension.
+    assert_eq!(
+        server_close_code_for(path_ack.clone(), off, 70),
+        pv,
+        "PATH_ACK without negotiation"
+    );
+    assert_eq!(
+        server_close_code_for(
+            encode(Frame::PathStatus(crate::proto::frame::PathStatus {
+                path_id: PathId(0),
+                sequence: VarInt::ZERO,
+                available: true,
+            })),
+            TransportConfig {
+                initial_max_path_id: None,
+                ..TransportConfig::default()
+            },
+            71
+        ),
+        pv,
+        "PATH_STATUS without negotiation"
+    );
+    // §2: multipath frames are only allowed in 1-RTT packets.
+    let mut p = Pair::new(None, mp_config(), 72);
+    p.client.conn().inject_initial_frame_for_test(path_ack);
+    assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
+    match lost(&p.client.events) {
+        Some(crate::proto::connection::ConnectionError::ConnectionClosed { code, .. }) => {
+            assert_eq!(code, TransportErrorCode::PROTOCOL_VIOLATION);
+        }
+        other => panic!("{other:?}"),
+    }
+}
