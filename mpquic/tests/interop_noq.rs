@@ -11,7 +11,7 @@
 //! (a) multipath is negotiated on both sides; (b) 2 MB each way on one bidirectional stream over path 0 only,
 //! checked with SHA-256; (c) the client opens path 1 from its second address, both sides validate it, then a
 //! transfer in both directions; (d) PATH_ABANDON of path 1 by the client and by the server in the middle of a
-//! transfer, which completes on path 0; (e) PATH_STATUS_BACKUP sent by noq;
+//! transfer, which completes on path 0; (e) PATH_STATUS_BACKUP sent by noq, and by mpquic;
 //! (f) connection-ID rotation on path 1 initiated by mpquic (PATH_RETIRE_CONNECTION_ID and
 //! PATH_NEW_CONNECTION_ID with Retire Prior To), then a transfer. Beyond those: 2 % loss on two paths, abandoning
 //! path 0, key updates by either side, path IDs beyond initial_max_path_id (MAX_PATH_ID), a second path on path
@@ -359,8 +359,10 @@ impl Peer for MpPeer {
             .map_err(|e| format!("{e:?}"))
     }
 
-    fn set_backup(&mut self, _id: u32) -> Result<(), String> {
-        Err("mpquic::proto::connection::Connection has no API that sends PATH_STATUS".into())
+    fn set_backup(&mut self, id: u32) -> Result<(), String> {
+        let c = self.conn_mut().ok_or("no connection")?;
+        c.set_path_status(PathId(id), mpquic::sched::PathStatus::Backup)
+            .map_err(|e| format!("{e:?}"))
     }
 
     fn paths(&self) -> Vec<u32> {
@@ -1290,6 +1292,38 @@ fn mpc_noq_server_marks_path_backup() {
 #[test]
 fn noqc_noq_client_marks_path_backup() {
     noq_sends_backup(Role::NoqClient);
+}
+
+/// mpquic marks path 1 backup with PATH_STATUS_BACKUP: noq records it, and mpquic's own scheduler keeps its
+/// data off that path. (The status is advisory, draft-21 §3: noq 1.4 still schedules its own data on a path
+/// its peer marked backup, so only mpquic's direction is checked.)
+fn mpquic_sends_backup(role: Role) {
+    let mut w = World::new(role, 15);
+    w.handshake();
+    let id = w.open_second_path();
+    w.mp().set_backup(id).unwrap();
+    let ok = w.drive_until(Duration::from_secs(1), |w| w.noq().peer_says_backup(id));
+    assert!(ok, "noq did not take mpquic's PATH_STATUS_BACKUP into account");
+    assert!(w.noq_frames().0.path_status_backup >= 1);
+    let (mp_sent_before, _) = w.mp().path_bytes(id).unwrap();
+    transfer(&mut w, 500_000, 0, |_| {});
+    report(&mut w, "backup set by mpquic");
+    let (mp_sent_after, _) = w.mp().path_bytes(id).unwrap();
+    assert!(
+        mp_sent_after - mp_sent_before < 50_000,
+        "mpquic sent {} bytes on the path it marked backup",
+        mp_sent_after - mp_sent_before
+    );
+}
+
+#[test]
+fn mpc_mpquic_client_marks_path_backup() {
+    mpquic_sends_backup(Role::MpClient);
+}
+
+#[test]
+fn noqc_mpquic_server_marks_path_backup() {
+    mpquic_sends_backup(Role::NoqClient);
 }
 
 // ----- (f) connection-ID rotation on path 1 -----
