@@ -40,8 +40,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use config::{
-    AckPathPolicy, CcFactory, ClientConfig, PreferredAddressConfig, Rng, SchedFactory, ServerConfig,
-    TransportConfig,
+    AckPathPolicy, CcFactory, ClientConfig, DEFAULT_INITIAL_MAX_PATH_ID, PreferredAddressConfig, Rng,
+    SchedFactory, ServerConfig, TransportConfig,
 };
 pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
