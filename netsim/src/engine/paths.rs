@@ -15,12 +15,14 @@
 //!
 //! # Dead paths: the simulator's policy
 //!
-//! The core keeps probing a path whose link is down (PTO after PTO) and never abandons it by itself; data
-//! sent on it stays in flight there until the path is abandoned, so the receiver's stream stalls behind it.
-//! The engine therefore acts as the application would: the client abandons a path
-//! (`Connection::close_path`, error APPLICATION_ABANDON_PATH) once it has gone [`PathPolicy::abandon_ptos`]
-//! (`n`) consecutive PTOs without progress, that is `PTO · (2^n − 1)` (3 PTOs: 7 × PTO) with the exponential
-//! backoff of RFC 9002 §6.2.1 ([`give_up_after`]), where
+//! The core reinjects the in-flight data of a path with 2 consecutive PTOs onto the working paths and stops
+//! scheduling on it, which is enough for failover (the multipath contract tests measure the same recovery
+//! with this policy on and off); but it keeps probing the path with backed-off PTOs, so a path whose link
+//! returns is used again only when a probe gets through. The engine therefore also acts as an application
+//! would: the client abandons a path (`Connection::close_path`, error APPLICATION_ABANDON_PATH) once it has
+//! gone [`PathPolicy::abandon_ptos`] (`n`) consecutive PTOs without progress, that is `PTO · (2^n − 1)`
+//! (3 PTOs: 7 × PTO) with the exponential backoff of RFC 9002 §6.2.1 ([`give_up_after`]), and re-opens it
+//! when its links are up again, where
 //! - *progress* is any datagram received by the client on the path, and a path with nothing in flight that
 //!   is validated counts as progressing (idle, not dead);
 //! - one *PTO* is the path's current `srtt + max(4·rttvar, 1 ms) + 25 ms` (RFC 9002 §6.2.1 with the default
@@ -28,10 +30,10 @@
 //! - the check runs every [`CHECK_INTERVAL`] of simulated time for each multipath flow;
 //! - the last live path is never abandoned (the core refuses to), and single-path flows are never touched.
 //!
-//! The core then sends the abandoned path's unacknowledged data again on the others. The path is
-//! **re-opened** (a new path ID, same addresses) once every link of its routes is up again and at least as
-//! long as it took to give up on it has passed: the engine stands in for a host that learns its interface
-//! is back.
+//! The core sends the abandoned path's unacknowledged data again on the others (if it has not reinjected
+//! it already). The path is **re-opened** (a new path ID, same addresses) once every link of its routes is
+//! up again and at least as long as it took to give up on it has passed: the engine stands in for a host
+//! that learns its interface is back.
 //! `abandon_ptos = 0` (scenario key `abandon_path_after_ptos`) disables the policy.
 //!
 //! # Attribution
