@@ -34,6 +34,7 @@ use mpquic::proto::frame::PathAbandon;
 use mpquic::runtime::{self as mp, PathEvent, PathId, PathStatus};
 use sha2::{Digest, Sha256};
 use tokio::net::UdpSocket;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// The client's second address (path 1).
@@ -87,7 +88,10 @@ fn npath(id: u32) -> noq::PathId {
 async fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
@@ -312,7 +316,9 @@ impl Pair {
                         .expect("noq open_path")
                     {
                         Ok(p) => break p,
-                        Err(noq::PathError::RemoteCidsExhausted) if tokio::time::Instant::now() < deadline => {
+                        Err(noq::PathError::RemoteCidsExhausted)
+                            if tokio::time::Instant::now() < deadline =>
+                        {
                             tokio::time::sleep(Duration::from_millis(5)).await;
                         }
                         Err(e) => panic!("noq open_path: {e}"),
@@ -353,17 +359,26 @@ impl Pair {
         self.mp.path_stats(PathId(path)).map_or(0, |s| s.bytes_sent)
     }
 
-    /// Starts sending `len` bytes from `sender` on a unidirectional stream.
-    fn send(&self, sender: Stack, len: usize, seed: u8) -> Transfer {
+    /// Starts sending `len` bytes from `sender` on a unidirectional stream. With `gate`, the sender stops after
+    /// that fraction of the data until [`Transfer::release`].
+    fn send(&self, sender: Stack, len: usize, seed: u8, gate: Option<f64>) -> Transfer {
         let data = Bytes::from(pattern(len, seed));
         let digest = sha256(&data);
         let progress = Arc::new(AtomicUsize::new(0));
+        let split = gate.map_or(len, |f| (len as f64 * f) as usize);
+        let (first, rest) = (data.slice(..split), data.slice(split..));
+        let (open, gate_rx) = oneshot::channel::<()>();
+        let open = gate.map(|_| open);
         let (tx, rx) = match sender {
             Stack::Mp => {
                 let (a, b) = (self.mp.clone(), self.noq.clone());
                 let tx = tokio::spawn(async move {
                     let mut s = a.open_uni().await.unwrap();
-                    s.write_chunk(data).await.unwrap();
+                    s.write_chunk(first).await.unwrap();
+                    if !rest.is_empty() {
+                        gate_rx.await.unwrap();
+                        s.write_chunk(rest).await.unwrap();
+                    }
                     s.finish().unwrap();
                     // Keep the stream until the peer has it all.
                     std::future::pending::<()>().await;
@@ -384,7 +399,11 @@ impl Pair {
                 let (a, b) = (self.noq.clone(), self.mp.clone());
                 let tx = tokio::spawn(async move {
                     let mut s = a.open_uni().await.unwrap();
-                    s.write_chunk(data).await.unwrap();
+                    s.write_chunk(first).await.unwrap();
+                    if !rest.is_empty() {
+                        gate_rx.await.unwrap();
+                        s.write_chunk(rest).await.unwrap();
+                    }
                     s.finish().unwrap();
                     std::future::pending::<()>().await;
                 });
@@ -406,6 +425,7 @@ impl Pair {
             len,
             digest,
             progress,
+            open,
             tx,
             rx,
         }
@@ -474,6 +494,8 @@ struct Transfer {
     digest: [u8; 32],
     /// Bytes the receiver has read so far.
     progress: Arc<AtomicUsize>,
+    /// Lets a gated sender go on.
+    open: Option<oneshot::Sender<()>>,
     tx: JoinHandle<()>,
     rx: JoinHandle<[u8; 32]>,
 }
@@ -487,6 +509,13 @@ impl Transfer {
             p.load(Ordering::Relaxed) >= want
         })
         .await;
+    }
+
+    /// Lets a gated sender write the rest; returns the bytes the receiver had read by then.
+    fn release(&mut self) -> usize {
+        let at = self.progress.load(Ordering::Relaxed);
+        self.open.take().expect("not gated").send(()).unwrap();
+        at
     }
 
     /// Waits for the end of the stream and checks length and SHA-256.
@@ -548,7 +577,7 @@ async fn transfer_on_both_paths(role: Role) {
     const SIZE: usize = 20 * MB;
     let p = Pair::connect(role, Opts::default()).await;
     let (b0, b1) = (p.mp_sent(0), p.mp_sent(1));
-    p.send(Stack::Mp, SIZE, 1).done().await;
+    p.send(Stack::Mp, SIZE, 1, None).done().await;
     let (d0, d1) = (p.mp_sent(0) - b0, p.mp_sent(1) - b1);
     p.report("20 MB");
     let total = d0 + d1;
@@ -578,11 +607,16 @@ const ABANDON_SIZE: usize = 8 * MB;
 async fn abandon_mid_transfer(role: Role, by_client: bool) {
     let p = Pair::connect(role, Opts::default()).await;
     let by = if by_client { p.client() } else { p.server() };
-    let t = p.send(Stack::Mp, ABANDON_SIZE, 2);
+    // The second half of the data is written only once path 1 is abandoned.
+    let mut t = p.send(Stack::Mp, ABANDON_SIZE, 2, Some(0.5));
     t.reached(0.3).await;
-    let before = p.mp_sent(1);
-    assert!(before > 0);
+    assert!(
+        p.mp_sent(1) > MB as u64 / 10,
+        "path 1 carried little before the abandon"
+    );
     p.close_path1(by).await;
+    let at = t.release();
+    assert!(at < ABANDON_SIZE / 2);
     t.done().await;
     p.report(&format!("{by:?} abandons path 1"));
     // PATH_ABANDON went from the closing side to the other, and mpquic keeps path 1 only as abandoned.
@@ -630,8 +664,8 @@ async fn mpquic_marks_backup(role: Role) {
     let (b0, b1) = (p.mp_sent(0), p.mp_sent(1));
     let noq_b1 = p.noq_path1.stats().udp_tx.bytes;
     // mpquic sends 8 MB while noq sends 4 MB: mpquic's path 1 carries only acknowledgements of noq's data.
-    let ours = p.send(Stack::Mp, SIZE, 3);
-    let theirs = p.send(Stack::Noq, NOQ_SIZE, 4);
+    let ours = p.send(Stack::Mp, SIZE, 3, None);
+    let theirs = p.send(Stack::Noq, NOQ_SIZE, 4, None);
     ours.done().await;
     theirs.done().await;
     let (d0, d1) = (p.mp_sent(0) - b0, p.mp_sent(1) - b1);
@@ -671,18 +705,28 @@ async fn blackhole_mid_transfer(role: Role) {
         },
     )
     .await;
-    let t = p.send(Stack::Mp, SIZE, 5);
+    // The second half of the data is written only once path 1 is blackholed.
+    let mut t = p.send(Stack::Mp, SIZE, 5, Some(0.5));
     t.reached(0.3).await;
     let relay = p.relay.as_ref().unwrap();
     relay.blackhole.store(true, Ordering::Relaxed);
-    let on1 = p.mp_sent(1);
-    assert!(on1 > 0, "path 1 carried nothing before the blackhole");
+    let (on0, on1) = (p.mp_sent(0), p.mp_sent(1));
+    assert!(on1 > MB as u64 / 10, "path 1 carried little before the blackhole");
+    let at = t.release();
+    assert!(at < SIZE / 2);
     t.done().await;
     p.report("path 1 blackholed");
+    let (d0, d1) = (p.mp_sent(0) - on0, p.mp_sent(1) - on1);
     eprintln!(
-        "[blackhole] {role:?}: relay dropped {} datagrams; mpquic paths now {:?}",
+        "[blackhole] {role:?}: receiver had {at} B at the blackhole; since then mpquic sent {d0} B on path 0, \
+         {d1} B on path 1; relay dropped {} datagrams; mpquic paths now {:?}",
         relay.dropped.load(Ordering::Relaxed),
         p.mp.paths()
+    );
+    // What the receiver still lacked went over path 0.
+    assert!(
+        d0 >= (SIZE - at) as u64,
+        "path 0 carried only {d0} B after the blackhole"
     );
     p.close();
 }
