@@ -8,7 +8,10 @@
 //! (upload as client, download as server), each path carrying at least 20 % of the bytes; (3) path 1 abandoned
 //! mid-transfer by the client and by the server; (4) mpquic marks path 1 backup and keeps its data off it
 //! (noq, being advisory, may not: its share is printed); (5) path 1 runs through a UDP relay in front of the
-//! server that starts dropping everything mid-transfer: the transfer completes over path 0.
+//! server that starts dropping everything mid-transfer: the transfer completes over path 0. In (3) and (5) the
+//! sender holds back the second half of its data until path 1 is abandoned or blackholed, so that half can only
+//! cross path 0. Every test is bounded by a timeout; the file takes 1–2 s (3–4 s with three copies at once on
+//! two cores).
 //!
 //! Results: `docs/interop-noq.md`. Logs: `RUST_LOG=mpquic=debug,noq=debug,noq_proto=debug cargo test -p mpquic
 //! --test interop_noq_loopback -- --nocapture`.
@@ -61,22 +64,14 @@ enum Stack {
     Noq,
 }
 
-#[derive(Default, Clone, Copy)]
-struct Opts {
-    /// Path 1 goes through a relay in front of the server.
-    relay: bool,
-    /// noq's `default_path_max_idle_timeout`.
-    noq_path_idle: Option<Duration>,
-}
-
 fn wildcard() -> SocketAddr {
     "0.0.0.0:0".parse().unwrap()
 }
 
-fn noq_transport(opts: Opts) -> Arc<noq::TransportConfig> {
+/// noq's defaults (no path idle timeout: it is not needed to get past a blackholed path here) with multipath.
+fn noq_transport() -> Arc<noq::TransportConfig> {
     let mut t = noq::TransportConfig::default();
     t.max_concurrent_multipath_paths(NOQ_PATHS);
-    t.default_path_max_idle_timeout(opts.noq_path_idle);
     Arc::new(t)
 }
 
@@ -217,19 +212,20 @@ impl Pair {
     }
 
     /// Handshake, multipath checks, and path 1 from 127.0.0.2 validated by both sides (case 1).
-    async fn connect(role: Role, opts: Opts) -> Pair {
+    /// With `relay`, path 1 goes through a [`Relay`] in front of the server.
+    async fn connect(role: Role, relay: bool) -> Pair {
         init_tracing();
         let c = certs();
         let noq_server_cfg = || {
             let crypto = noq::crypto::rustls::QuicServerConfig::try_from(rustls_server(&c)).unwrap();
             let mut cfg = noq::ServerConfig::with_crypto(Arc::new(crypto));
-            cfg.transport_config(noq_transport(opts));
+            cfg.transport_config(noq_transport());
             cfg
         };
         let noq_client_cfg = || {
             let crypto = noq::crypto::rustls::QuicClientConfig::try_from(rustls_client(&c)).unwrap();
             let mut cfg = noq::ClientConfig::new(Arc::new(crypto));
-            cfg.transport_config(noq_transport(opts));
+            cfg.transport_config(noq_transport());
             cfg
         };
         let (mp_ep, mp, noq_ep, noq, server) = match role {
@@ -276,7 +272,7 @@ impl Pair {
         assert!(mp.multipath(), "mpquic: multipath not negotiated");
         assert!(noq.is_multipath_enabled(), "noq: multipath not negotiated");
 
-        let relay = if opts.relay {
+        let relay = if relay {
             Some(Relay::start(server).await)
         } else {
             None
@@ -546,7 +542,7 @@ async fn bounded(f: impl std::future::Future<Output = ()>) {
 // ----- case 1: multipath negotiated, path 1 validated by both -----
 
 async fn second_path(role: Role) {
-    let p = Pair::connect(role, Opts::default()).await;
+    let p = Pair::connect(role, false).await;
     // Path 1 from 127.0.0.2 is known on both sides and carries traffic both ways.
     let s = p.noq_path1.stats();
     assert!(s.udp_rx.bytes > 0 && s.udp_tx.bytes > 0, "noq path 1: {s:?}");
@@ -575,7 +571,7 @@ async fn noqc_second_path_validated() {
 
 async fn transfer_on_both_paths(role: Role) {
     const SIZE: usize = 20 * MB;
-    let p = Pair::connect(role, Opts::default()).await;
+    let p = Pair::connect(role, false).await;
     let (b0, b1) = (p.mp_sent(0), p.mp_sent(1));
     p.send(Stack::Mp, SIZE, 1, None).done().await;
     let (d0, d1) = (p.mp_sent(0) - b0, p.mp_sent(1) - b1);
@@ -605,7 +601,7 @@ async fn noqc_download_20mb_on_both_paths() {
 const ABANDON_SIZE: usize = 8 * MB;
 
 async fn abandon_mid_transfer(role: Role, by_client: bool) {
-    let p = Pair::connect(role, Opts::default()).await;
+    let p = Pair::connect(role, false).await;
     let by = if by_client { p.client() } else { p.server() };
     // The second half of the data is written only once path 1 is abandoned.
     let mut t = p.send(Stack::Mp, ABANDON_SIZE, 2, Some(0.5));
@@ -669,7 +665,7 @@ async fn noqc_server_abandons_path1_mid_transfer() {
 async fn mpquic_marks_backup(role: Role) {
     const SIZE: usize = 8 * MB;
     const NOQ_SIZE: usize = 4 * MB;
-    let p = Pair::connect(role, Opts::default()).await;
+    let p = Pair::connect(role, false).await;
     p.mp.set_path_status(PathId(1), PathStatus::Backup).unwrap();
     wait_for("noq to receive PATH_STATUS_BACKUP", || {
         p.noq.stats().frame_rx.path_status_backup >= 1
@@ -712,14 +708,7 @@ async fn noqc_mpquic_marks_path1_backup() {
 
 async fn blackhole_mid_transfer(role: Role) {
     const SIZE: usize = 8 * MB;
-    let p = Pair::connect(
-        role,
-        Opts {
-            relay: true,
-            noq_path_idle: None,
-        },
-    )
-    .await;
+    let p = Pair::connect(role, true).await;
     // The second half of the data is written only once path 1 is blackholed.
     let mut t = p.send(Stack::Mp, SIZE, 5, Some(0.5));
     t.reached(0.3).await;
