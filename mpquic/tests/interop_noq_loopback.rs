@@ -334,6 +334,14 @@ impl Pair {
                 path
             }
         };
+        // Until its first RTT sample (noq acknowledges the PATH_CHALLENGE within its ack delay), mpquic's path
+        // 1 has the 333 ms initial RTT and its scheduler puts data there only when path 0 is full: wait for one,
+        // so that transfers start with both paths in play.
+        wait_for("an RTT sample on mpquic's path 1", || {
+            mp.path_stats(PathId(1))
+                .is_some_and(|s| s.latest_rtt < Duration::from_millis(300))
+        })
+        .await;
         let st = mp.path_stats(PathId(1)).unwrap();
         assert!(st.validated && !st.abandoned);
         if role == Role::MpClient {
@@ -615,6 +623,7 @@ async fn abandon_mid_transfer(role: Role, by_client: bool) {
     let at = t.release();
     t.done().await;
     p.report(&format!("{by:?} abandons path 1"));
+    eprintln!("[abandon] {role:?}, by {by:?}: mpquic had sent {on1} B on path 1 before the abandon");
     // The second half, written after the abandon, went over path 0; mpquic sent next to nothing on path 1
     // (its statistics go 3 PTO after the abandon).
     let (d0, d1) = (p.mp_sent(0) - on0, p.mp_sent(1).saturating_sub(on1));
