@@ -110,9 +110,9 @@ impl ConnState {
         local: Option<SocketAddr>,
         remote: SocketAddr,
         ecn: Option<crate::proto::ack_tracker::EcnCodepoint>,
-        data: &mut [u8],
+        data: bytes::BytesMut,
     ) {
-        self.conn.handle_datagram(now, local, remote, ecn, data);
+        self.conn.handle_datagram_buf(now, local, remote, ecn, data);
     }
 
     /// Turns core events into wake-ups.
