@@ -195,7 +195,6 @@ impl ConnState {
 #[derive(Debug)]
 struct Tx {
     out: Outgoing,
-    scratch: Vec<u8>,
     endpoint_events: Vec<EndpointEvent>,
     max_segments: usize,
 }
@@ -265,7 +264,6 @@ impl ConnShared {
             }),
             tx: Mutex::new(Tx {
                 out: Outgoing::default(),
-                scratch: Vec::with_capacity(1500),
                 endpoint_events: Vec::new(),
                 max_segments: endpoint.socket().max_gso_segments(),
             }),
@@ -380,9 +378,11 @@ impl ConnShared {
             }
             self.read_since_flush.store(false, Ordering::Release);
             let mut n = 0;
-            while let Some(t) = st.conn.poll_transmit(now, &mut tx.scratch) {
-                tx.out
-                    .push(&t, tx.scratch.get(..t.size).unwrap_or_default(), tx.max_segments);
+            let max_segments = tx.max_segments;
+            while tx
+                .out
+                .push_with(max_segments, |buf| st.conn.poll_transmit_append(now, buf))
+            {
                 n += 1;
                 if n >= MAX_TRANSMITS_PER_TURN {
                     f.more = true;
