@@ -42,7 +42,8 @@ pub enum ConnectError {
 #[derive(Debug)]
 struct EndpointState {
     core: CoreEndpoint,
-    conns: HashMap<ConnectionHandle, Arc<ConnShared>>,
+    /// Keyed by handles we number ourselves: the cheap [`connection::IdHasher`] suffices (looked up per datagram).
+    conns: HashMap<ConnectionHandle, Arc<ConnShared>, std::hash::BuildHasherDefault<connection::IdHasher>>,
     incoming: VecDeque<Connecting>,
     accept_wakers: Vec<Waker>,
     idle_wakers: Vec<Waker>,
@@ -147,7 +148,7 @@ impl Endpoint {
         let shared = Arc::new(EndpointShared {
             state: Mutex::new(EndpointState {
                 core: CoreEndpoint::new(config, server),
-                conns: HashMap::new(),
+                conns: HashMap::default(),
                 incoming: VecDeque::new(),
                 accept_wakers: Vec::new(),
                 idle_wakers: Vec::new(),

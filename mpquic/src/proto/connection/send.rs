@@ -309,11 +309,9 @@ impl Connection {
         if !self.streams.has_stream_data() && self.datagrams_out.is_empty() {
             return None;
         }
-        let mut views: Vec<_> = self
-            .paths
-            .values()
-            .map(|p| p.view(self.cc.as_ref(), now))
-            .collect();
+        let mut views = std::mem::take(&mut self.view_scratch);
+        views.clear();
+        views.extend(self.paths.values().map(|p| p.view(self.cc.as_ref(), now)));
         if views.iter().filter(|v| !v.abandoned).count() < 2 {
             // With a single path there is nothing to prefer: its PTO probes and the data they carry decide.
             for v in &mut views {
@@ -332,6 +330,7 @@ impl Connection {
         } else {
             self.sched.select_send(&view, now)
         };
+        self.view_scratch = views;
         match decision {
             Decision::Path(p) => Some(PathId(p.0)),
             Decision::Paths(ps) => {
