@@ -58,6 +58,10 @@ impl std::hash::Hasher for IdHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
 }
 
 /// Wakers of the tasks waiting on each stream.
@@ -110,9 +114,9 @@ impl ConnState {
         local: Option<SocketAddr>,
         remote: SocketAddr,
         ecn: Option<crate::proto::ack_tracker::EcnCodepoint>,
-        data: &mut [u8],
+        data: bytes::BytesMut,
     ) {
-        self.conn.handle_datagram(now, local, remote, ecn, data);
+        self.conn.handle_datagram_buf(now, local, remote, ecn, data);
     }
 
     /// Turns core events into wake-ups.
@@ -195,7 +199,6 @@ impl ConnState {
 #[derive(Debug)]
 struct Tx {
     out: Outgoing,
-    scratch: Vec<u8>,
     endpoint_events: Vec<EndpointEvent>,
     max_segments: usize,
 }
@@ -265,7 +268,6 @@ impl ConnShared {
             }),
             tx: Mutex::new(Tx {
                 out: Outgoing::default(),
-                scratch: Vec::with_capacity(1500),
                 endpoint_events: Vec::new(),
                 max_segments: endpoint.socket().max_gso_segments(),
             }),
@@ -380,9 +382,11 @@ impl ConnShared {
             }
             self.read_since_flush.store(false, Ordering::Release);
             let mut n = 0;
-            while let Some(t) = st.conn.poll_transmit(now, &mut tx.scratch) {
-                tx.out
-                    .push(&t, tx.scratch.get(..t.size).unwrap_or_default(), tx.max_segments);
+            let max_segments = tx.max_segments;
+            while tx
+                .out
+                .push_with(max_segments, |buf| st.conn.poll_transmit_append(now, buf))
+            {
                 n += 1;
                 if n >= MAX_TRANSMITS_PER_TURN {
                     f.more = true;

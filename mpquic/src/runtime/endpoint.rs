@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Poll, Waker};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::Notify;
 
 use crate::proto::coding::VarInt;
@@ -42,7 +42,8 @@ pub enum ConnectError {
 #[derive(Debug)]
 struct EndpointState {
     core: CoreEndpoint,
-    conns: HashMap<ConnectionHandle, Arc<ConnShared>>,
+    /// Keyed by handles we number ourselves: the cheap [`connection::IdHasher`] suffices (looked up per datagram).
+    conns: HashMap<ConnectionHandle, Arc<ConnShared>, std::hash::BuildHasherDefault<connection::IdHasher>>,
     incoming: VecDeque<Connecting>,
     accept_wakers: Vec<Waker>,
     idle_wakers: Vec<Waker>,
@@ -147,7 +148,7 @@ impl Endpoint {
         let shared = Arc::new(EndpointShared {
             state: Mutex::new(EndpointState {
                 core: CoreEndpoint::new(config, server),
-                conns: HashMap::new(),
+                conns: HashMap::default(),
                 incoming: VecDeque::new(),
                 accept_wakers: Vec::new(),
                 idle_wakers: Vec::new(),
@@ -386,8 +387,17 @@ async fn receive(shared: Arc<EndpointShared>) {
                 // Multipath (issue 6) finds paths by the local address of each datagram: RecvMeta::dst_ip.
                 let local_addr = Some(SocketAddr::new(meta.dst_ip.unwrap_or(local.ip()), local.port()));
                 let ecn = ecn_from_udp(meta.ecn);
-                for segment in data.chunks_mut(meta.stride.max(1)) {
-                    match st.core.handle(now, local_addr, meta.addr, ecn, segment) {
+                // One copy per received datagram (a GRO batch): its packets are decrypted in place and the
+                // stream data they carry is handed on as slices of it, without further copies.
+                let mut rest = BytesMut::from(&*data);
+                let stride = meta.stride.max(1);
+                while !rest.is_empty() {
+                    let mut segment = if rest.len() <= stride {
+                        std::mem::take(&mut rest)
+                    } else {
+                        rest.split_to(stride)
+                    };
+                    match st.core.handle(now, local_addr, meta.addr, ecn, &mut segment) {
                         Some(DatagramEvent::Known(h)) => {
                             if let Some(c) = st.conns.get(&h) {
                                 c.lock().handle_datagram(now, local_addr, meta.addr, ecn, segment);

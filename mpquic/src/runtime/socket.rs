@@ -186,13 +186,40 @@ impl Outgoing {
     }
 
     /// Queues one core transmit whose bytes are `data`.
+    #[cfg(test)]
     pub(crate) fn push(&mut self, t: &crate::proto::connection::Transmit, data: &[u8], max_segments: usize) {
         if data.is_empty() {
             return;
         }
         let start = self.buf.len();
         self.buf.extend_from_slice(data);
+        self.queue(t, start, max_segments);
+    }
+
+    /// Lets `build` append one datagram to the batch buffer (as
+    /// [`crate::proto::connection::Connection::poll_transmit_append`] does) and queues it: the datagram is
+    /// built and sealed where it is sent from, without a copy. `false` when `build` had nothing to send.
+    pub(crate) fn push_with(
+        &mut self,
+        max_segments: usize,
+        build: impl FnOnce(&mut Vec<u8>) -> Option<crate::proto::connection::Transmit>,
+    ) -> bool {
+        let start = self.buf.len();
+        let Some(t) = build(&mut self.buf) else {
+            self.buf.truncate(start);
+            return false;
+        };
+        self.buf.truncate(start.saturating_add(t.size));
+        if self.buf.len() > start {
+            self.queue(&t, start, max_segments);
+        }
+        true
+    }
+
+    /// Queues the datagram `buf[start..]` of core transmit `t`.
+    fn queue(&mut self, t: &crate::proto::connection::Transmit, start: usize, max_segments: usize) {
         let end = self.buf.len();
+        let len = end - start;
         let ecn = ecn_to_udp(t.ecn);
         let src_ip = t.local.map(|a| a.ip()).filter(|ip| !ip.is_unspecified());
         if t.segment_size.is_none()
@@ -203,19 +230,19 @@ impl Outgoing {
             && b.src_ip == src_ip
             && b.end == start
             && b.segments < max_segments
-            && data.len() <= b.segment_size
+            && len <= b.segment_size
             && end - b.start <= MAX_GSO_BYTES
         {
             b.end = end;
             b.segments += 1;
-            b.closed = data.len() < b.segment_size;
+            b.closed = len < b.segment_size;
             return;
         }
         self.batches.push(Batch {
             destination: t.remote,
             ecn,
             src_ip,
-            segment_size: t.segment_size.unwrap_or(data.len()),
+            segment_size: t.segment_size.unwrap_or(len),
             start,
             end,
             segments: 1,

@@ -22,6 +22,7 @@
 //! at or above its path's Retire Prior To.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::cc::PathId;
 use crate::proto::coding::VarInt;
@@ -115,6 +116,44 @@ impl LocalPath {
     }
 }
 
+/// Hashes the connection IDs of [`LocalCids`], looked up for every received packet. The keys are IDs we
+/// drew at random, so a multiplicative hash over 8-byte words is enough (a peer cannot make them collide:
+/// it only looks IDs up) and much cheaper than SipHash.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct CidHasher(u64);
+
+impl Hasher for CidHasher {
+    fn finish(&self) -> u64 {
+        // The multiply leaves the entropy in the high bits; the table indexes with the low ones.
+        self.0.rotate_left(26)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in words.by_ref() {
+            self.write_u64(u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or_default()));
+        }
+        let mut last = [0u8; 8];
+        let rest = words.remainder();
+        if let Some(dst) = last.get_mut(..rest.len()).filter(|d| !d.is_empty()) {
+            dst.copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(last));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n).wrapping_mul(0xf135_7aea_2e62_a9c5);
+    }
+}
+
 /// The connection IDs this endpoint issued, per path ID.
 #[derive(Debug, Clone)]
 pub struct LocalCids {
@@ -125,7 +164,7 @@ pub struct LocalCids {
     peer_limit: Option<u64>,
     multipath: bool,
     paths: BTreeMap<PathId, LocalPath>,
-    by_cid: HashMap<ConnectionId, CidInfo>,
+    by_cid: HashMap<ConnectionId, CidInfo, BuildHasherDefault<CidHasher>>,
     /// (Path, sequence) of CIDs whose (PATH_)NEW_CONNECTION_ID frame is to be sent.
     pending: BTreeSet<(PathId, u64)>,
     updates: VecDeque<RoutingUpdate>,
@@ -161,7 +200,7 @@ impl LocalCids {
             peer_limit: None,
             multipath: false,
             paths: BTreeMap::new(),
-            by_cid: HashMap::new(),
+            by_cid: HashMap::default(),
             pending: BTreeSet::new(),
             updates: VecDeque::new(),
         };

@@ -218,6 +218,8 @@ pub struct Connection {
     last_now: Instant,
     /// Redundant scheduling: the paths the STREAM frames of the packet being built are repeated on.
     duplicate_on: Vec<PathId>,
+    /// The scheduler's path views, kept to reuse their allocation (rebuilt for every data packet).
+    view_scratch: Vec<crate::sched::PathView>,
     /// STREAM frames to repeat on another path (redundant scheduling), oldest first.
     duplicates: VecDeque<(PathId, frames_out::Records)>,
     /// PATH_ABANDON frames to send: (path, error code).
@@ -446,6 +448,7 @@ impl Connection {
             raw_frames: Vec::new(),
             pending_abandon: Vec::new(),
             duplicate_on: Vec::new(),
+            view_scratch: Vec::new(),
             duplicates: VecDeque::new(),
             raw_initial_frames: Vec::new(),
             rx_from: None,

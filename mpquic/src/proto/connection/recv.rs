@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes, BytesMut};
 
 use crate::cc::PathId;
 use crate::proto::ack_tracker::EcnCodepoint;
@@ -23,8 +23,9 @@ use super::{Connection, ConnectionError, Event};
 const MAX_DATAGRAMS_IN: usize = 1024;
 
 impl Connection {
-    /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The buffer is
-    /// decrypted in place.
+    /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The datagram is
+    /// copied once into a [`BytesMut`] and handed to [`Connection::handle_datagram_buf`]; callers that own
+    /// their receive buffer as a `BytesMut` should call that directly and save the copy.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
@@ -33,12 +34,26 @@ impl Connection {
         ecn: Option<EcnCodepoint>,
         data: &mut [u8],
     ) {
+        self.handle_datagram_buf(now, local, remote, ecn, BytesMut::from(&*data));
+    }
+
+    /// Processes one UDP datagram received from `remote` (on local address `local`, if known), taking
+    /// ownership of its bytes. Each packet is decrypted in place and frozen, and the data of its STREAM,
+    /// CRYPTO and DATAGRAM frames is handed on as slices of it: no payload is copied.
+    pub fn handle_datagram_buf(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<EcnCodepoint>,
+        mut data: BytesMut,
+    ) {
         if matches!(self.state, State::Draining { .. } | State::Drained) {
             return;
         }
         self.stats.datagrams_received += 1;
         self.last_now = now;
-        let path_id = self.datagram_path(data);
+        let path_id = self.datagram_path(&data);
         let len = data.len() as u64;
         if !self.paths.contains_key(&path_id) && !self.accept_new_path(now, path_id, remote, local) {
             // A path we abandoned or never heard of (a client learns of no path it did not open).
@@ -70,12 +85,8 @@ impl Connection {
             .and_then(|start| data.get(start..))
             .and_then(|t| <[u8; 16]>::try_from(t).ok());
         let received_before = self.stats.packets_received;
-        let mut offset = 0usize;
-        while offset < data.len() {
-            let Some(rest) = data.get_mut(offset..) else {
-                break;
-            };
-            let pd = match DecodedPacket::decode(rest, self.local_cid.len()) {
+        while !data.is_empty() {
+            let pd = match DecodedPacket::decode(&data, self.local_cid.len()) {
                 Ok(DecodedPacket::Protected(pd)) => pd,
                 Ok(DecodedPacket::VersionNegotiation(vn)) => {
                     self.on_version_negotiation(&vn);
@@ -83,17 +94,25 @@ impl Connection {
                 }
                 Ok(DecodedPacket::Retry(r)) => {
                     let len = r.len();
-                    let packet = rest.get(..len).map(<[u8]>::to_vec).unwrap_or_default();
+                    let packet = data.get(..len).map(<[u8]>::to_vec).unwrap_or_default();
                     self.on_retry(&r, &packet);
                     return;
                 }
                 Err(_) => break,
             };
-            let len = pd.len().max(1);
-            let Some(packet) = rest.get_mut(..pd.len()) else {
+            if pd.len() > data.len() {
                 break;
+            }
+            let packet = if pd.len() == data.len() {
+                // The last (usually the only) packet: no split, which would share the buffer.
+                std::mem::take(&mut data)
+            } else if pd.is_empty() {
+                // Cannot happen for a decoded header; skip a byte rather than loop.
+                data.advance(1);
+                continue;
+            } else {
+                data.split_to(pd.len())
             };
-            offset += len;
             if let Err(err) = self.handle_packet(now, path_id, ecn, pd, packet) {
                 self.close_with_error(now, err);
                 return;
@@ -165,7 +184,7 @@ impl Connection {
         path_id: PathId,
         ecn: Option<EcnCodepoint>,
         pd: PartialDecode,
-        packet: &mut [u8],
+        mut packet: BytesMut,
     ) -> Result<(), TransportError> {
         if matches!(self.state, State::Closing { .. }) {
             self.on_packet_while_closing();
@@ -193,7 +212,7 @@ impl Connection {
                 return Ok(());
             }
         };
-        let Some((pn, header, payload_len)) = self.unprotect(now, path_id, level, pd, packet) else {
+        let Some((pn, header, payload_len)) = self.unprotect(now, path_id, level, pd, &mut packet) else {
             self.stats.packets_dropped += 1;
             return Ok(());
         };
@@ -241,11 +260,15 @@ impl Connection {
             self.idle_deadline = Some(now + t.max(self.three_pto()));
         }
         let header_len = header.header_len;
-        let payload = Bytes::copy_from_slice(
-            packet
-                .get(header_len..header_len.saturating_add(payload_len))
-                .unwrap_or_default(),
-        );
+        // The decrypted payload stays where it was received: frames reference it without a copy.
+        let payload_end = header_len.saturating_add(payload_len);
+        let payload = if payload_end <= packet.len() {
+            packet.truncate(payload_end);
+            packet.advance(header_len);
+            packet.freeze()
+        } else {
+            Bytes::new()
+        };
         let scid = header.scid;
         let mut ack_eliciting = false;
         let mut non_probing = false;

@@ -58,6 +58,23 @@ impl Connection {
     /// send now.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         buf.clear();
+        self.poll_transmit_append(now, buf)
+    }
+
+    /// Like [`Connection::poll_transmit`], but appends the datagram to `buf` instead of clearing it: the
+    /// datagram is `buf[old_len..old_len + transmit.size]`, where `old_len` is the length `buf` had. When
+    /// nothing is sent (`None`), `buf` keeps its old length. A caller batching datagrams (GSO) can so have
+    /// each one built and sealed in place in its batch buffer.
+    pub fn poll_transmit_append(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let base = buf.len();
+        let t = self.build_transmit(now, buf, base);
+        if t.is_none() {
+            buf.truncate(base);
+        }
+        t
+    }
+
+    fn build_transmit(&mut self, now: Instant, buf: &mut Vec<u8>, base: usize) -> Option<Transmit> {
         self.last_now = now;
         match &self.state {
             State::Draining { .. } | State::Drained => return None,
@@ -65,7 +82,7 @@ impl Connection {
                 if !*send_pending {
                     return None;
                 }
-                return self.transmit_close(now, buf);
+                return self.transmit_close(now, buf, base);
             }
             State::Handshake | State::Established => {}
         }
@@ -79,7 +96,7 @@ impl Connection {
                 local: r.local,
                 budget: r.budget,
             };
-            return self.transmit_off_path(now, off, buf);
+            return self.transmit_off_path(now, off, buf, base);
         }
         if let Some((path, data, alt)) = self.next_alt_probe() {
             let off = OffPath {
@@ -90,7 +107,7 @@ impl Connection {
                 local: alt.local,
                 budget: u64::MAX,
             };
-            return self.transmit_off_path(now, off, buf);
+            return self.transmit_off_path(now, off, buf, base);
         }
         self.duplicate_on.clear();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
@@ -114,21 +131,20 @@ impl Connection {
             return None;
         }
         let one_rtt_work = self.one_rtt_has_work(now, path_id, data_path);
-        let mut levels: Vec<Level> = Vec::with_capacity(3);
-        if path_id == PathId(0) {
-            for (l, w) in [Level::Initial, Level::Handshake].into_iter().zip(long_work) {
-                if w {
-                    levels.push(l);
-                }
-            }
-        }
-        if one_rtt_work {
-            levels.push(Level::OneRtt);
-        }
-        let needs_pad = levels.first() == Some(&Level::Initial);
+        // The levels with something to send, in coalescing order (no allocation: this runs per datagram).
+        let long = |i: usize| path_id == PathId(0) && long_work.get(i).copied().unwrap_or(false);
+        let wanted = [
+            (Level::Initial, long(0)),
+            (Level::Handshake, long(1)),
+            (Level::OneRtt, one_rtt_work),
+        ];
+        let levels = wanted.iter().filter(|(_, w)| *w).map(|(l, _)| *l);
+        let needs_pad = levels.clone().next() == Some(Level::Initial);
         if needs_pad && max_size < MIN_INITIAL_DATAGRAM_SIZE {
             return None;
         }
+        // Packets are built at absolute offsets of `buf`: the datagram starts at `base`.
+        let limit = base + max_size;
         // RFC 9000 §8.2.1: "An endpoint MUST expand datagrams that contain a PATH_CHALLENGE frame to at least the
         // smallest allowed maximum datagram size of 1200 bytes, unless the anti-amplification limit for the path
         // does not permit sending a datagram of this size." (§8.2.2 says the same of PATH_RESPONSE.)
@@ -137,13 +153,13 @@ impl Connection {
             .get(&path_id)
             .is_some_and(|p| p.challenge.as_ref().is_some_and(|c| c.pending) || p.path_response.is_some());
         let mut ack_eliciting = false;
-        let count = levels.len();
-        for (i, level) in levels.into_iter().enumerate() {
+        let count = levels.clone().count();
+        for (i, level) in levels.enumerate() {
             let last = i + 1 == count;
             let pad_to = if needs_pad && last {
-                Some(MIN_INITIAL_DATAGRAM_SIZE)
+                Some(base + MIN_INITIAL_DATAGRAM_SIZE)
             } else if probe_pad && last && level == Level::OneRtt {
-                Some(MIN_INITIAL_DATAGRAM_SIZE.min(max_size))
+                Some(base + MIN_INITIAL_DATAGRAM_SIZE.min(max_size))
             } else {
                 None
             };
@@ -160,7 +176,7 @@ impl Connection {
                     && (!probe || !self.path_suspect(path_id)),
                 probe,
             };
-            if let Some(b) = self.build_packet(now, level, path_id, buf, max_size, pad_to, allow) {
+            if let Some(b) = self.build_packet(now, level, path_id, buf, limit, pad_to, allow) {
                 ack_eliciting |= b.ack_eliciting;
                 if level != Level::OneRtt && allow.probe {
                     self.anti_deadlock_probe = false;
@@ -173,19 +189,19 @@ impl Connection {
                 }
             }
         }
-        if buf.is_empty() {
+        if buf.len() <= base {
             return None;
         }
-        if needs_pad && buf.len() < MIN_INITIAL_DATAGRAM_SIZE {
+        if needs_pad && buf.len() < base + MIN_INITIAL_DATAGRAM_SIZE {
             // The last packet could not carry the padding: pad the datagram (the receiver drops the tail).
-            buf.resize(MIN_INITIAL_DATAGRAM_SIZE, 0);
+            buf.resize(base + MIN_INITIAL_DATAGRAM_SIZE, 0);
         }
         if ack_eliciting {
             if let Some(t) = self.idle_timeout {
                 self.idle_deadline = Some(now + t.max(self.three_pto()));
             }
         }
-        self.finish_transmit(path_id, buf.len())
+        self.finish_transmit(path_id, buf.len() - base)
     }
 
     fn finish_transmit(&mut self, path_id: PathId, size: usize) -> Option<Transmit> {
@@ -293,11 +309,9 @@ impl Connection {
         if !self.streams.has_stream_data() && self.datagrams_out.is_empty() {
             return None;
         }
-        let mut views: Vec<_> = self
-            .paths
-            .values()
-            .map(|p| p.view(self.cc.as_ref(), now))
-            .collect();
+        let mut views = std::mem::take(&mut self.view_scratch);
+        views.clear();
+        views.extend(self.paths.values().map(|p| p.view(self.cc.as_ref(), now)));
         if views.iter().filter(|v| !v.abandoned).count() < 2 {
             // With a single path there is nothing to prefer: its PTO probes and the data they carry decide.
             for v in &mut views {
@@ -316,6 +330,7 @@ impl Connection {
         } else {
             self.sched.select_send(&view, now)
         };
+        self.view_scratch = views;
         match decision {
             Decision::Path(p) => Some(PathId(p.0)),
             Decision::Paths(ps) => {
@@ -352,7 +367,8 @@ impl Connection {
         ack || probe || control || p.path_response.is_some() || challenge || data_path
     }
 
-    /// Builds one packet of `level` on `path_id` at the end of `buf`, within `max_size` bytes of datagram.
+    /// Builds one packet of `level` on `path_id` at the end of `buf`, ending at most at offset `max_size` of
+    /// `buf` (the end of the datagram).
     #[allow(clippy::too_many_arguments)]
     fn build_packet(
         &mut self,
@@ -701,7 +717,13 @@ impl Connection {
     /// `budget`) to a 4-tuple other than the path's current one. It is kept out of the path's congestion
     /// control, loss recovery and anti-amplification budget, which belong to the path's current address: the
     /// frame's own timers (the validation timer, the peer's challenge) repeat it if it is lost.
-    fn transmit_off_path(&mut self, now: Instant, off: OffPath<'_>, buf: &mut Vec<u8>) -> Option<Transmit> {
+    fn transmit_off_path(
+        &mut self,
+        now: Instant,
+        off: OffPath<'_>,
+        buf: &mut Vec<u8>,
+        base: usize,
+    ) -> Option<Transmit> {
         let mut parts = self.header_parts(Level::OneRtt, SpaceId::Data, off.path)?;
         parts.dcid = off.dcid;
         let (pn, pn_len) = (parts.pn, parts.pn_len);
@@ -709,33 +731,34 @@ impl Connection {
         let pe = header.encode(pn, pn_len, buf);
         off.frame.encode(buf);
         let max = usize::try_from(off.budget).unwrap_or(usize::MAX);
-        let pad_to = (max > buf.len() + TAG_LEN).then_some(MIN_INITIAL_DATAGRAM_SIZE.min(max));
+        let pad_to = (max > buf.len() - base + TAG_LEN).then_some(base + MIN_INITIAL_DATAGRAM_SIZE.min(max));
         self.seal_packet(
             now,
             Level::OneRtt,
             off.path,
             pn,
             pe,
-            0,
+            base,
             buf,
             pad_to,
             Tracking::OffPath,
             Vec::new(),
         )?;
+        let size = buf.len() - base;
         self.stats.datagrams_sent += 1;
-        self.stats.bytes_sent += buf.len() as u64;
+        self.stats.bytes_sent += size as u64;
         Some(Transmit {
             path: off.path,
             local: off.local,
             remote: off.to,
             ecn: None,
-            size: buf.len(),
+            size,
             segment_size: None,
         })
     }
 
     /// Sends CONNECTION_CLOSE at every level the peer may be able to read (RFC 9000 §10.2.3).
-    fn transmit_close(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+    fn transmit_close(&mut self, now: Instant, buf: &mut Vec<u8>, base: usize) -> Option<Transmit> {
         let State::Closing { frame, .. } = &self.state else {
             return None;
         };
@@ -757,16 +780,17 @@ impl Connection {
         let needs_pad = self.side == Side::Client && levels.first() == Some(&Level::Initial);
         let count = levels.len();
         for (i, level) in levels.into_iter().enumerate() {
-            let pad_to = (needs_pad && i + 1 == count).then_some(MIN_INITIAL_DATAGRAM_SIZE.min(max_size));
-            self.build_close_packet(now, level, path_id, buf, max_size, pad_to, &frame);
+            let pad_to =
+                (needs_pad && i + 1 == count).then_some(base + MIN_INITIAL_DATAGRAM_SIZE.min(max_size));
+            self.build_close_packet(now, level, path_id, buf, base + max_size, pad_to, &frame);
         }
         if let State::Closing { send_pending, .. } = &mut self.state {
             *send_pending = false;
         }
-        if buf.is_empty() {
+        if buf.len() <= base {
             return None;
         }
-        self.finish_transmit(path_id, buf.len())
+        self.finish_transmit(path_id, buf.len() - base)
     }
 
     #[allow(clippy::too_many_arguments)]

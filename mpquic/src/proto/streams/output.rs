@@ -210,7 +210,7 @@ impl Streams {
         let Some(ss) = self.send.get_mut(&rec.id) else {
             return;
         };
-        if ss.on_ack(rec.offset, rec.len, rec.fin) && ss.want_writable {
+        if ss.on_ack(rec.offset, rec.len, rec.fin) && ss.want_writable && ss.free_above_low_water() {
             ss.want_writable = false;
             self.events.push_back(StreamEvent::Writable { id: rec.id });
         }

@@ -265,6 +265,20 @@ impl RecvStream {
     /// Stores the parts of `data` (at `offset`) not held or read yet.
     fn insert(&mut self, offset: u64, data: Bytes) {
         let end = offset + data.len() as u64;
+        // In-order arrival, the common case: the data starts past everything read and buffered, so there is
+        // nothing to trim and no B-tree range to search.
+        if offset >= self.read_offset
+            && self
+                .chunks
+                .last_key_value()
+                .is_none_or(|(&s, c)| s + c.len() as u64 <= offset)
+        {
+            if !data.is_empty() {
+                self.buffered += data.len() as u64;
+                self.chunks.insert(offset, data);
+            }
+            return;
+        }
         let mut pos = offset.max(self.read_offset);
         // A fragment starting at or before `pos` may cover its beginning.
         if let Some((&s, c)) = self.chunks.range(..=pos).next_back() {

@@ -20,6 +20,9 @@ use super::ranges::RangeSet;
 use crate::proto::coding::VarInt;
 use crate::proto::frame::Stream;
 
+/// Upper bound of the free space that wakes a blocked writer (see [`SendStream::free_above_low_water`]).
+pub(crate) const WRITABLE_LOW_WATER_MAX: u64 = 256 * 1024;
+
 /// A STREAM frame to send: a view of the send buffer (the data stays in the application's chunks until the
 /// frame is written into a packet).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,6 +225,14 @@ impl SendStream {
     /// Bytes held in the buffer (written, not acknowledged as a prefix).
     pub(crate) fn buffered(&self) -> u64 {
         self.write_offset - self.base
+    }
+
+    /// Whether a writer that found the buffer full should be woken: at least an eighth of the buffer (at
+    /// most [`WRITABLE_LOW_WATER_MAX`] bytes) is free. Waking it for every acknowledgement that frees a
+    /// packet's worth would cost a wake-up and a lock per packet for writes of a packet each.
+    pub(crate) fn free_above_low_water(&self) -> bool {
+        let free = self.max_buffer.saturating_sub(self.buffered());
+        free >= (self.max_buffer / 8).clamp(1, WRITABLE_LOW_WATER_MAX)
     }
 
     /// Appends a prefix of `data` that fits in the buffer; returns how many bytes were taken.
