@@ -510,16 +510,11 @@ impl Connection {
             return;
         }
         // The acknowledgements this packet carries: those of every path whose ACK path (the configured
-        // policy) is the packet's path.
+        // policy) is the packet's path. Walked by key, without collecting them: this runs for every packet.
         let multipath = self.path_ids.multipath();
-        let acked: Vec<PathId> = self
-            .paths
-            .values()
-            .filter(|q| q.ack.has_new_packets())
-            .map(|q| q.id)
-            .filter(|q| *q == path_id || (multipath && self.ack_target(*q) == path_id))
-            .collect();
-        for q in acked {
+        let mut after = None;
+        while let Some(q) = self.next_path_to_ack(after, path_id, multipath) {
+            after = Some(q);
             let room = end.saturating_sub(buf.len());
             let Some(tracker) = self.paths.get_mut(&q).map(|p| &mut p.ack) else {
                 continue;
@@ -535,6 +530,19 @@ impl Connection {
                 });
             }
         }
+    }
+
+    /// The first path after `after` (in ID order) with packets to acknowledge in a packet sent on `on`.
+    fn next_path_to_ack(&self, after: Option<PathId>, on: PathId, multipath: bool) -> Option<PathId> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let start = after.map_or(Unbounded, Excluded);
+        self.paths
+            .range((start, Unbounded))
+            .map(|(id, p)| (*id, p))
+            .find(|(id, p)| {
+                p.ack.has_new_packets() && (*id == on || (multipath && self.ack_target(*id) == on))
+            })
+            .map(|(id, _)| id)
     }
 
     /// The path that carries the acknowledgements of `path`'s packets ([`AckPathPolicy`]).
