@@ -36,6 +36,7 @@ use common::{certs, init_tracing, pattern, rustls_client, rustls_server, sha256}
 use mpquic::proto::frame::PathAbandon;
 use mpquic::runtime::{self as mp, PathEvent, PathId, PathStatus};
 use sha2::{Digest, Sha256};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::UdpSocket;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -377,50 +378,19 @@ impl Pair {
             Stack::Mp => {
                 let (a, b) = (self.mp.clone(), self.noq.clone());
                 let tx = tokio::spawn(async move {
-                    let mut s = a.open_uni().await.unwrap();
-                    s.write_chunk(first).await.unwrap();
-                    if !rest.is_empty() {
-                        gate_rx.await.unwrap();
-                        s.write_chunk(rest).await.unwrap();
-                    }
-                    s.finish().unwrap();
-                    // Keep the stream until the peer has it all.
-                    std::future::pending::<()>().await;
+                    send_gated(a.open_uni().await.unwrap(), first, rest, gate_rx).await;
                 });
                 let p = progress.clone();
-                let rx = tokio::spawn(async move {
-                    let mut r = b.accept_uni().await.unwrap();
-                    let mut h = Sha256::new();
-                    while let Some(chunk) = r.read_chunk(usize::MAX).await.unwrap() {
-                        h.update(&chunk);
-                        p.fetch_add(chunk.len(), Ordering::Relaxed);
-                    }
-                    <[u8; 32]>::from(h.finalize())
-                });
+                let rx = tokio::spawn(async move { hash_received(b.accept_uni().await.unwrap(), p).await });
                 (tx, rx)
             }
             Stack::Noq => {
                 let (a, b) = (self.noq.clone(), self.mp.clone());
                 let tx = tokio::spawn(async move {
-                    let mut s = a.open_uni().await.unwrap();
-                    s.write_chunk(first).await.unwrap();
-                    if !rest.is_empty() {
-                        gate_rx.await.unwrap();
-                        s.write_chunk(rest).await.unwrap();
-                    }
-                    s.finish().unwrap();
-                    std::future::pending::<()>().await;
+                    send_gated(a.open_uni().await.unwrap(), first, rest, gate_rx).await;
                 });
                 let p = progress.clone();
-                let rx = tokio::spawn(async move {
-                    let mut r = b.accept_uni().await.unwrap();
-                    let mut h = Sha256::new();
-                    while let Some(chunk) = r.read_chunk(usize::MAX).await.unwrap() {
-                        h.update(&chunk);
-                        p.fetch_add(chunk.len(), Ordering::Relaxed);
-                    }
-                    <[u8; 32]>::from(h.finalize())
-                });
+                let rx = tokio::spawn(async move { hash_received(b.accept_uni().await.unwrap(), p).await });
                 (tx, rx)
             }
         };
@@ -563,6 +533,32 @@ async fn second_path(role: Role) {
     assert_eq!(p.mp.paths(), vec![PathId(0), PathId(1)]);
     p.report("second path");
     p.close();
+}
+
+/// Writes `first`, waits for the gate if `rest` is not empty, writes `rest` and ends the stream, then keeps it
+/// until the task is dropped (the peer gets every byte).
+async fn send_gated<S: AsyncWrite + Unpin>(mut s: S, first: Bytes, rest: Bytes, gate: oneshot::Receiver<()>) {
+    s.write_all(&first).await.unwrap();
+    if !rest.is_empty() {
+        gate.await.unwrap();
+        s.write_all(&rest).await.unwrap();
+    }
+    s.shutdown().await.unwrap();
+    std::future::pending::<()>().await;
+}
+
+/// Reads a stream to its end, counting bytes into `progress`; returns its SHA-256.
+async fn hash_received<R: AsyncRead + Unpin>(mut r: R, progress: Arc<AtomicUsize>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = r.read(&mut buf).await.unwrap();
+        if n == 0 {
+            return h.finalize().into();
+        }
+        h.update(&buf[..n]);
+        progress.fetch_add(n, Ordering::Relaxed);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
