@@ -103,7 +103,6 @@ impl Connection {
 
     /// A PATH_RESPONSE with `data` arrived: completes the probe that sent it.
     pub(super) fn on_alt_response(&mut self, now: Instant, data: [u8; 8]) {
-        let mtu = self.config.max_udp_payload;
         let ids: Vec<_> = self.paths.keys().copied().collect();
         for id in ids {
             let Some(p) = self.paths.get_mut(&id) else {
@@ -127,10 +126,7 @@ impl Connection {
                     p.challenge = None;
                     p.prev_remote = None;
                     if old.ip() != alt.remote.ip() {
-                        // RFC 9000 §9.4: congestion and RTT state belong to the old path.
-                        p.recovery.reset_rtt();
-                        self.cc.on_path_removed(id);
-                        self.cc.on_path_added(id, now, mtu);
+                        self.restart_congestion(now, id);
                     }
                     if self.remote_cids.spare(id) == Some(alt.dcid) {
                         self.rotate_remote_cid(id);

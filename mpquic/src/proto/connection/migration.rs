@@ -238,7 +238,6 @@ impl Connection {
         local: Option<SocketAddr>,
         len: u64,
     ) {
-        let mtu = self.config.max_udp_payload;
         let Some(p) = self.paths.get_mut(&path) else {
             return;
         };
@@ -289,9 +288,7 @@ impl Connection {
         // peer's previous send rate is valid for the new path" and "an endpoint MAY retain its congestion
         // control state and RTT estimate" when only the port changed (NAT rebinding).
         if old.ip() != from.ip() {
-            p.recovery.reset_rtt();
-            self.cc.on_path_removed(path);
-            self.cc.on_path_added(path, now, mtu);
+            self.restart_congestion(now, path);
         }
         // RFC 9000 §9.5: "An endpoint MUST NOT reuse a connection ID when sending to more than one destination
         // address." Without a spare one, the current one is kept (a NAT rebinding is invisible to the peer).
@@ -347,18 +344,27 @@ impl Connection {
         if self.remote_cids.active_count(PathId(0)) < 2 || !self.rotate_remote_cid(PathId(0)) {
             return Err(MigrateError::NoConnectionId);
         }
-        let mtu = self.config.max_udp_payload;
         if let Some(p) = self.paths.get_mut(&PathId(0)) {
             let ip_changed = p.local.is_none_or(|l| l.ip() != new_local.ip());
             p.local = Some(new_local);
             if ip_changed {
-                p.recovery.reset_rtt();
-                self.cc.on_path_removed(PathId(0));
-                self.cc.on_path_added(PathId(0), now, mtu);
+                self.restart_congestion(now, PathId(0));
             }
         }
         self.start_path_validation(now, PathId(0));
         Ok(())
+    }
+
+    /// A path's 4-tuple changed its IP address: its RTT estimate and congestion state start afresh (RFC 9000
+    /// §9.4: "the endpoint MUST NOT restore its send rate unless it is reasonably sure that the peer's previous
+    /// send rate is valid for the new path").
+    pub(super) fn restart_congestion(&mut self, now: Instant, path: PathId) {
+        let mtu = self.config.max_udp_payload;
+        if let Some(p) = self.paths.get_mut(&path) {
+            p.recovery.reset_rtt();
+        }
+        self.cc.on_path_removed(path);
+        self.cc.on_path_added(path, now, mtu);
     }
 
     /// The server's preferred_address transport parameter (RFC 9000 §9.6), if it sent one.

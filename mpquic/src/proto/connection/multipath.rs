@@ -116,22 +116,22 @@ impl Connection {
         validated: bool,
     ) {
         let mtu = self.config.max_udp_payload;
-        let mut p = Path::handshake_path(
-            remote,
-            remote_cid,
-            self.config.recovery,
-            self.config.ack,
-            self.side == Side::Server,
-            mtu,
-        );
-        p.id = id;
-        p.local = local;
-        p.validated = validated;
         let mut recovery = PathRecovery::new(id, self.config.recovery);
         if let Some(mad) = self.peer_params.as_ref().map(|pp| pp.max_ack_delay.into_inner()) {
             recovery.set_max_ack_delay(now, std::time::Duration::from_millis(mad));
         }
-        p.recovery = recovery;
+        let is_server = self.side == Side::Server;
+        let mut p = Path::new(
+            id,
+            remote,
+            remote_cid,
+            recovery,
+            self.config.ack,
+            is_server,
+            validated,
+            mtu,
+        );
+        p.local = local;
         self.cc.on_path_added(id, now, mtu);
         self.sched
             .on_path_event(&PathEvent::Added(crate::sched::PathId(id.0)));
@@ -249,9 +249,7 @@ impl Connection {
         };
         let Some(p) = self.paths.get(&id) else {
             // A path we never used: its ID is consumed all the same.
-            self.path_ids.abandon(id);
-            self.local_cids.abandon(id);
-            self.remote_cids.abandon(id);
+            self.consume_path_id(id);
             return Ok(());
         };
         if p.abandoned_at.is_some() {
@@ -338,14 +336,20 @@ impl Connection {
         for r in lost {
             self.on_records_lost(r.frames);
         }
-        self.path_ids.abandon(id);
-        self.local_cids.abandon(id);
-        self.remote_cids.abandon(id);
+        self.consume_path_id(id);
         self.cc.on_path_removed(id);
         self.sched
             .on_path_event(&PathEvent::Abandoned(crate::sched::PathId(id.0)));
         self.events.push_back(super::Event::PathAbandoned { path: id });
         self.issue_cids();
+    }
+
+    /// Path `id` is used up for good: no more connection IDs for it from either side (path IDs are never
+    /// reused, draft-ietf-quic-multipath-21 §3).
+    fn consume_path_id(&mut self, id: PathId) {
+        self.path_ids.abandon(id);
+        self.local_cids.abandon(id);
+        self.remote_cids.abandon(id);
     }
 
     /// The earliest time an abandoned path's state may be deleted.

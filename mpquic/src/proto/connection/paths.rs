@@ -82,15 +82,40 @@ impl Path {
         is_server: bool,
         mtu: u16,
     ) -> Self {
+        let recovery = PathRecovery::new_handshake_path(recovery, is_server);
+        // A client trusts the address it chose to contact.
+        Self::new(
+            PathId(0),
+            remote,
+            remote_cid,
+            recovery,
+            ack,
+            is_server,
+            !is_server,
+            mtu,
+        )
+    }
+
+    /// A path with its own recovery state; `validated` says whether its peer address is already trusted.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        id: PathId,
+        remote: SocketAddr,
+        remote_cid: ConnectionId,
+        recovery: PathRecovery<Records>,
+        ack: AckConfig,
+        is_server: bool,
+        validated: bool,
+        mtu: u16,
+    ) -> Self {
         Path {
-            id: PathId(0),
+            id,
             remote,
             local: None,
             remote_cid,
-            recovery: PathRecovery::new_handshake_path(recovery, is_server),
+            recovery,
             ack: AckTracker::new(SpaceKind::Data, ack),
-            // A client trusts the address it chose to contact.
-            validated: !is_server,
+            validated,
             is_server,
             bytes_received: 0,
             bytes_sent: 0,

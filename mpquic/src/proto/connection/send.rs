@@ -269,15 +269,7 @@ impl Connection {
                 p.path_response.is_some()
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
-                    || (p.id == control
-                        && (self.handshake_done_pending
-                            || self.has_multipath_frames()
-                            || !self.raw_frames.is_empty()
-                            || self.streams.has_control_frames()
-                            || self.has_cid_frames()
-                            || self.has_new_token()
-                            || self.has_new_token()
-                            || self.crypto.get(2).is_some_and(|c| c.has_pending())))
+                    || (p.id == control && self.has_connection_frames())
             })
             .map(|p| p.id)
     }
@@ -299,6 +291,18 @@ impl Connection {
             }
         }
         None
+    }
+
+    /// Connection-level frames wait for the control path: HANDSHAKE_DONE, multipath and CID frames,
+    /// NEW_TOKEN, stream control frames, 1-RTT CRYPTO data (and frames injected by tests).
+    fn has_connection_frames(&self) -> bool {
+        self.handshake_done_pending
+            || self.has_multipath_frames()
+            || !self.raw_frames.is_empty()
+            || self.streams.has_control_frames()
+            || self.has_cid_frames()
+            || self.has_new_token()
+            || self.crypto.get(2).is_some_and(|c| c.has_pending())
     }
 
     /// Asks the scheduler which path carries new data, if any is waiting.
@@ -356,13 +360,7 @@ impl Connection {
                 && self.ack_target(q.id) == path_id
         });
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
-        let control = path_id == self.control_path()
-            && (self.handshake_done_pending
-                || self.has_multipath_frames()
-                || !self.raw_frames.is_empty()
-                || self.streams.has_control_frames()
-                || self.has_cid_frames()
-                || self.crypto.get(2).is_some_and(|c| c.has_pending()));
+        let control = path_id == self.control_path() && self.has_connection_frames();
         let challenge = p.challenge.as_ref().is_some_and(|c| c.pending);
         ack || probe || control || p.path_response.is_some() || challenge || data_path
     }
