@@ -1,0 +1,6 @@
+//! Tools built on mpquic: `mpquic-perf` (an iperf-like client and server that measures multipath goodput per
+//! path), `mpquic-netem` (a user-space UDP relay emulating N paths with the simulator's link model, for machines
+//! without `tc netem`) and the end-to-end demo that starts all three on loopback.
+
+pub mod netem;
+pub mod perf;
