@@ -99,6 +99,11 @@ pub struct PathStats {
     pub bytes_sent: u64,
     /// UDP payload bytes received on the path.
     pub bytes_received: u64,
+    /// STREAM frame payload bytes sent on the path, retransmissions included: the path's share of the
+    /// application's data (goodput per path).
+    pub stream_bytes_sent: u64,
+    /// STREAM frame payload bytes received on the path, duplicates included.
+    pub stream_bytes_received: u64,
     /// Packets sent on the path (1-RTT and, on path 0, the handshake's).
     pub packets_sent: u64,
     /// Packets received and decrypted on the path (1-RTT).
@@ -526,6 +531,8 @@ impl Connection {
             latest_rtt: rtt.latest(),
             bytes_sent: p.bytes_sent,
             bytes_received: p.bytes_received,
+            stream_bytes_sent: p.stream_bytes_sent,
+            stream_bytes_received: p.stream_bytes_received,
             packets_sent: p.packets_sent,
             packets_received: p.packets_received,
             packets_lost: p.packets_lost,

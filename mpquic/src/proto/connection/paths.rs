@@ -33,6 +33,9 @@ pub(super) struct Path {
     pub(super) is_server: bool,
     pub(super) bytes_received: u64,
     pub(super) bytes_sent: u64,
+    /// STREAM frame payload bytes sent (retransmissions included) and received (duplicates included) here.
+    pub(super) stream_bytes_sent: u64,
+    pub(super) stream_bytes_received: u64,
     /// Packets sent, received (decrypted) and declared lost on this path.
     pub(super) packets_sent: u64,
     pub(super) packets_received: u64,
@@ -119,6 +122,8 @@ impl Path {
             is_server,
             bytes_received: 0,
             bytes_sent: 0,
+            stream_bytes_sent: 0,
+            stream_bytes_received: 0,
             packets_sent: 0,
             packets_received: 0,
             packets_lost: 0,

@@ -395,7 +395,12 @@ impl Connection {
                 }
                 self.on_new_token(payload.slice_ref(token));
             }
-            Frame::Stream(s) => self.streams.on_stream_frame(&s, payload)?,
+            Frame::Stream(s) => {
+                if let Some(p) = self.paths.get_mut(&path_id) {
+                    p.stream_bytes_received = p.stream_bytes_received.saturating_add(s.data.len() as u64);
+                }
+                self.streams.on_stream_frame(&s, payload)?
+            }
             Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
             Frame::StopSending(f) => self.streams.on_stop_sending(&f)?,
             Frame::MaxData(v) => self.streams.on_max_data(v),

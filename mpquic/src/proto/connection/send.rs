@@ -427,13 +427,19 @@ impl Connection {
                             .is_none_or(|t| t <= now))
             });
         if data_ok {
+            let mut stream_bytes = 0;
             while end.saturating_sub(buf.len()) > 16 {
                 let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
                     break;
                 };
                 frame.encode(buf, true);
-                records.push(FrameRecord::Stream(frame.record()));
+                let record = frame.record();
+                stream_bytes += record.len;
+                records.push(FrameRecord::Stream(record));
                 ack_eliciting = true;
+            }
+            if let Some(p) = self.paths.get_mut(&path_id) {
+                p.stream_bytes_sent = p.stream_bytes_sent.saturating_add(stream_bytes);
             }
             while let Some(d) = self.datagrams_out.front() {
                 let frame = Datagram { data: d };

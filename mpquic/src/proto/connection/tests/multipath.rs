@@ -9,7 +9,7 @@ use super::harness::{CLIENT, Pair, SERVER, addr};
 use super::migration::transfer_with;
 use crate::cc::PathId;
 use crate::proto::coding::VarInt;
-use crate::proto::connection::{ClosePathError, Event, TransportConfig};
+use crate::proto::connection::{ClosePathError, Connection, Event, TransportConfig};
 use crate::proto::error::TransportErrorCode;
 use crate::proto::frame::{Frame, PathAbandon};
 use crate::sched::PathStatus;
@@ -195,6 +195,29 @@ fn minrtt_sends_each_byte_once_when_nothing_is_lost() {
     let c = p.client.conn();
     let sent = c.path_stats(PathId(0)).unwrap().bytes_sent + c.path_stats(PathId(1)).unwrap().bytes_sent;
     assert!(sent < size as u64 * 13 / 10, "{sent} B sent for {size} B of data");
+}
+
+#[test]
+fn per_path_stream_bytes_add_up_to_the_application_data() {
+    // No loss: each side sends its `size` bytes exactly once (minRTT never duplicates), split over both paths,
+    // and the peer receives exactly what was sent on each path.
+    let size = 600_000;
+    let mut p = two_paths_with(47, mp_config());
+    transfer_with(&mut p, size, 1, |_| {});
+    let stats = |c: &Connection| [0, 1].map(|i| c.path_stats(PathId(i)).unwrap());
+    let (c, s) = (stats(p.client.conn()), stats(p.server.conn()));
+    for (from, to) in [(&c, &s), (&s, &c)] {
+        let sent: u64 = from.iter().map(|x| x.stream_bytes_sent).sum();
+        assert_eq!(sent, size as u64);
+        for (a, b) in from.iter().zip(to.iter()) {
+            assert_eq!(a.stream_bytes_sent, b.stream_bytes_received, "path {:?}", a.path);
+            assert!(
+                a.stream_bytes_sent > 0,
+                "path {:?} carried no stream data",
+                a.path
+            );
+        }
+    }
 }
 
 #[derive(Debug)]
