@@ -1,0 +1,293 @@
+//! The perf client: connects, opens the requested paths, runs the streams, samples every path's statistics
+//! at each interval and builds the [`Report`].
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mpquic::proto::connection::{ClientConfig, TransportConfig};
+use mpquic::runtime::{Connection, Endpoint, PathEvent, PathStatus, VarInt};
+use tokio::io::AsyncReadExt;
+use tokio::sync::Mutex;
+use tokio::task::JoinSet;
+
+use super::display::Display;
+use super::pattern::{self, MAX_CHUNK};
+use super::report::{Interval, PathEventRecord, Report, Sampler, Total, bps, summarize};
+use super::wire::{Amount, Direction, Request};
+use super::{PerfError, clock, transport_config};
+
+/// What the client does, independent of the command line.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// The server's address (the handshake path's remote unless the first path names one).
+    pub server: SocketAddr,
+    /// Name the server's certificate is checked against.
+    pub server_name: String,
+    /// Upload or download.
+    pub direction: Direction,
+    /// Total bytes (split over the streams) or duration.
+    pub amount: Amount,
+    /// Parallel streams.
+    pub streams: u16,
+    /// `(local, remote, backup)` per path; empty: one path to `server`.
+    pub paths: Vec<(SocketAddr, Option<SocketAddr>, bool)>,
+    /// Controller, scheduler (this side's).
+    pub cc: String,
+    /// Scheduler spec.
+    pub scheduler: String,
+    /// Seconds between interval samples (0: none).
+    pub interval: f64,
+}
+
+/// Where the client's endpoint binds: one socket serves every path, so paths that share one local address
+/// get that address, and paths from several addresses get the wildcard address of their family.
+fn bind_address(o: &ClientOptions) -> Result<SocketAddr, PerfError> {
+    let v4 = o.server.is_ipv4();
+    let unspecified = if v4 {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+    };
+    let Some((first, ..)) = o.paths.first() else {
+        return Ok(SocketAddr::new(unspecified, 0));
+    };
+    let ports: Vec<u16> = o.paths.iter().map(|p| p.0.port()).filter(|&p| p != 0).collect();
+    if ports.windows(2).any(|w| w.first() != w.last()) {
+        return Err(PerfError::Usage(
+            "paths share one UDP socket: give every LOCAL the same port, or none".to_owned(),
+        ));
+    }
+    let port = ports.first().copied().unwrap_or(0);
+    if o.paths.iter().any(|p| p.0.is_ipv4() != v4) {
+        return Err(PerfError::Usage("every path's LOCAL must be of the server address's family".to_owned()));
+    }
+    if o.paths.iter().all(|p| p.0.ip() == first.ip()) {
+        Ok(SocketAddr::new(first.ip(), port))
+    } else {
+        Ok(SocketAddr::new(unspecified, port))
+    }
+}
+
+/// Runs a transfer and returns its report; `display` shows intervals and progress as they happen.
+pub async fn run(
+    options: &ClientOptions,
+    tls: Arc<rustls::ClientConfig>,
+    qlog: Option<&std::path::Path>,
+    display: &mut Display,
+) -> Result<Report, PerfError> {
+    let transport: TransportConfig = transport_config(&options.cc, &options.scheduler, options.paths.len(), qlog)?;
+    let endpoint = Endpoint::client(bind_address(options)?)?;
+    let first_remote = options.paths.first().and_then(|p| p.1).unwrap_or(options.server);
+    let t0 = clock::now();
+    let connecting = endpoint.connect_with(
+        &ClientConfig { tls, transport },
+        first_remote,
+        &options.server_name,
+    )?;
+    let conn = tokio::time::timeout(Duration::from_secs(10), connecting)
+        .await
+        .map_err(|_| PerfError::Timeout("handshake"))??;
+    let handshake_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let start = clock::now();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let watcher = tokio::spawn(watch_paths(conn.clone(), start, events.clone()));
+    let opener = tokio::spawn(open_paths(conn.clone(), options.clone(), endpoint.local_addr().port()));
+
+    let moved = Arc::new(AtomicU64::new(0));
+    let mut streams = JoinSet::new();
+    for i in 0..options.streams {
+        let amount = match options.amount {
+            Amount::Bytes(n) => {
+                let k = u64::from(options.streams);
+                Amount::Bytes(n / k + u64::from(u64::from(i) < n % k))
+            }
+            time => time,
+        };
+        let req = Request {
+            direction: options.direction,
+            amount,
+        };
+        streams.spawn(transfer(conn.clone(), req, start, moved.clone()));
+    }
+
+    let mut sampler = Sampler::new(options.direction);
+    let mut intervals = Vec::new();
+    let mut last = (0.0f64, 0u64);
+    let tick = Duration::from_millis(100);
+    let mut total = 0u64;
+    let mut verified = true;
+    let mut first_error = None;
+    loop {
+        tokio::select! {
+            done = streams.join_next() => match done {
+                None => break,
+                Some(Ok(Ok(n))) => total += n,
+                Some(Ok(Err(e))) => {
+                    verified &= !matches!(e, PerfError::Corrupt { .. });
+                    first_error.get_or_insert(e);
+                    streams.abort_all();
+                }
+                Some(Err(e)) => { first_error.get_or_insert(PerfError::Task(e.to_string())); }
+            },
+            () = tokio::time::sleep(tick) => {}
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        let so_far = moved.load(Ordering::Relaxed);
+        let position = match options.amount {
+            Amount::Bytes(_) => so_far,
+            Amount::Time(_) => (elapsed * 10.0) as u64,
+        };
+        display.progress(elapsed, so_far, &conn.all_path_stats(), position);
+        if options.interval > 0.0 && elapsed - last.0 >= options.interval {
+            let secs = elapsed - last.0;
+            let i = Interval {
+                start: last.0,
+                end: elapsed,
+                paths: sampler.sample(&conn.all_path_stats(), secs),
+                total_bytes: so_far - last.1,
+                total_goodput_bps: bps(so_far - last.1, secs),
+            };
+            display.interval(&i);
+            intervals.push(i);
+            last = (elapsed, so_far);
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    opener.abort();
+    watcher.abort();
+    let stats = conn.all_path_stats();
+    let multipath = conn.multipath();
+    conn.close(VarInt::from_u32(0), b"done");
+    let _ = tokio::time::timeout(Duration::from_secs(2), endpoint.wait_idle()).await;
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let events = events.lock().await.clone();
+    Ok(Report {
+        server: options.server,
+        direction: options.direction,
+        streams: options.streams,
+        cc: options.cc.clone(),
+        scheduler: options.scheduler.clone(),
+        multipath,
+        handshake_ms,
+        intervals,
+        events,
+        paths: summarize(&stats, options.direction, seconds),
+        total: Total {
+            bytes: total,
+            seconds,
+            goodput_bps: bps(total, seconds),
+            verified,
+        },
+    })
+}
+
+/// Opens every path after the first; the server's connection IDs for a new path ID arrive just after the
+/// handshake, so an attempt that finds none is retried for a while.
+async fn open_paths(conn: Connection, options: ClientOptions, port: u16) {
+    for &(local, remote, backup) in options.paths.iter().skip(1) {
+        let local = SocketAddr::new(local.ip(), port);
+        let remote = remote.unwrap_or(options.server);
+        let status = if backup { PathStatus::Backup } else { PathStatus::Available };
+        let deadline = clock::now() + Duration::from_secs(5);
+        loop {
+            match conn.open_path(Some(local), remote, status) {
+                Ok(_) => break,
+                Err(e) if clock::now() > deadline => {
+                    tracing::warn!("path {local} -> {remote} not opened: {e}");
+                    break;
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            }
+        }
+    }
+}
+
+async fn watch_paths(conn: Connection, start: Instant, out: Arc<Mutex<Vec<PathEventRecord>>>) {
+    while let Ok(e) = conn.path_event().await {
+        let event = match e {
+            PathEvent::Opened { .. } => "opened",
+            PathEvent::Validated { .. } => "validated",
+            PathEvent::StatusChanged {
+                status: PathStatus::Backup,
+                ..
+            } => "backup",
+            PathEvent::StatusChanged { .. } => "available",
+            PathEvent::Abandoned { .. } => "abandoned",
+            PathEvent::Closed { .. } => "closed",
+            PathEvent::PeerAddressChanged { .. } => "peer-address-changed",
+        };
+        let path = e.path();
+        out.lock().await.push(PathEventRecord {
+            at: start.elapsed().as_secs_f64(),
+            event: event.to_owned(),
+            path: path.0,
+        });
+    }
+}
+
+/// One stream's transfer; returns the bytes the receiver got, checked.
+async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<AtomicU64>) -> Result<u64, PerfError> {
+    let (mut send, mut recv) = conn.open_bi().await?;
+    send.write_all(&req.encode()).await?;
+    match req.direction {
+        Direction::Upload => {
+            let mut offset = 0u64;
+            loop {
+                let len = match req.amount {
+                    Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset)).unwrap_or(MAX_CHUNK).min(MAX_CHUNK),
+                    Amount::Time(d) if start.elapsed() < d => MAX_CHUNK,
+                    Amount::Time(_) => 0,
+                };
+                if len == 0 {
+                    break;
+                }
+                let n = send.write(pattern::window(offset, len)).await?;
+                offset += n as u64;
+                moved.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            send.finish()?;
+            let mut count = [0u8; 8];
+            recv.read_exact(&mut count).await?;
+            let received = u64::from_be_bytes(count);
+            if received != offset {
+                return Err(PerfError::Short { expected: offset, got: received });
+            }
+            Ok(received)
+        }
+        Direction::Download => {
+            send.finish()?;
+            let received = receive(&mut recv, &moved).await?;
+            if let Amount::Bytes(n) = req.amount {
+                if received != n {
+                    return Err(PerfError::Short { expected: n, got: received });
+                }
+            }
+            Ok(received)
+        }
+    }
+}
+
+/// Reads a stream to its end, checking every byte against the pattern; returns its length.
+pub(super) async fn receive(
+    recv: &mut (impl AsyncReadExt + Unpin),
+    moved: &AtomicU64,
+) -> Result<u64, PerfError> {
+    let mut buf = vec![0u8; MAX_CHUNK];
+    let mut offset = 0u64;
+    loop {
+        let n = recv.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(offset);
+        }
+        let data = buf.get(..n).unwrap_or_default();
+        if !pattern::matches(offset, data) {
+            return Err(PerfError::Corrupt { offset });
+        }
+        offset += n as u64;
+        moved.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}

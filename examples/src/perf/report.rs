@@ -1,0 +1,364 @@
+//! What a perf run reports: samples per path and interval, the summary per path and in total, and their text
+//! and JSON forms.
+//!
+//! Per-path "data" is the STREAM payload the path carried in the measured direction (sent by the client for
+//! an upload, received by it for a download; retransmissions and duplicates included), so it is the path's
+//! share of the goodput; the total is what the application delivered, checked byte by byte.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mpquic::runtime::{PathId, PathStats};
+use serde::Serialize;
+
+use super::wire::Direction;
+
+/// One path over one interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathSample {
+    /// Path ID.
+    pub path: u32,
+    /// STREAM payload bytes carried in the measured direction during the interval.
+    pub bytes: u64,
+    /// `bytes` as bits per second.
+    pub goodput_bps: f64,
+    /// Congestion window at the end of the interval (bytes).
+    pub cwnd: u64,
+    /// Smoothed RTT at the end of the interval (ms).
+    pub srtt_ms: f64,
+    /// Packets this side sent on the path and declared lost during the interval (their data is retransmitted).
+    pub retransmissions: u64,
+}
+
+/// All paths over one interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Interval {
+    /// Start, seconds since the transfer began.
+    pub start: f64,
+    /// End, seconds since the transfer began.
+    pub end: f64,
+    /// One sample per path alive in the interval.
+    pub paths: Vec<PathSample>,
+    /// Application bytes moved in the interval (written for an upload, read for a download).
+    pub total_bytes: u64,
+    /// `total_bytes` as bits per second.
+    pub total_goodput_bps: f64,
+}
+
+/// One path over the whole run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathSummary {
+    /// Path ID.
+    pub path: u32,
+    /// Our address, if known.
+    pub local: Option<SocketAddr>,
+    /// The peer's address.
+    pub remote: SocketAddr,
+    /// Backup status at the end.
+    pub backup: bool,
+    /// Abandoned by either side.
+    pub abandoned: bool,
+    /// STREAM payload bytes carried in the measured direction.
+    pub bytes: u64,
+    /// `bytes` over the run's duration, in bits per second.
+    pub goodput_bps: f64,
+    /// UDP payload bytes sent and received on the path.
+    pub udp_bytes_sent: u64,
+    /// UDP payload bytes received on the path.
+    pub udp_bytes_received: u64,
+    /// Packets sent by this side.
+    pub packets_sent: u64,
+    /// Packets this side sent and declared lost.
+    pub retransmissions: u64,
+    /// Smoothed RTT at the end (ms).
+    pub srtt_ms: f64,
+    /// Minimum RTT (ms).
+    pub min_rtt_ms: f64,
+    /// Congestion window at the end (bytes).
+    pub cwnd: u64,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Total {
+    /// Application bytes delivered to the receiver, in order and checked.
+    pub bytes: u64,
+    /// From the first byte offered to the last one delivered (seconds).
+    pub seconds: f64,
+    /// `bytes` over `seconds`, in bits per second.
+    pub goodput_bps: f64,
+    /// Every byte matched the pattern at its offset.
+    pub verified: bool,
+}
+
+/// Something that happened to a path, with its time since the transfer began.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathEventRecord {
+    /// Seconds since the transfer began.
+    pub at: f64,
+    /// What happened (`opened`, `validated`, `abandoned`, …).
+    pub event: String,
+    /// The path.
+    pub path: u32,
+}
+
+/// A client's report.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Report {
+    /// The server.
+    pub server: SocketAddr,
+    /// Upload or download.
+    pub direction: Direction,
+    /// Parallel streams.
+    pub streams: u16,
+    /// Our congestion controller (the sender's for an upload).
+    pub cc: String,
+    /// Our scheduler (the sender's for an upload).
+    pub scheduler: String,
+    /// Multipath negotiated.
+    pub multipath: bool,
+    /// Handshake duration (ms).
+    pub handshake_ms: f64,
+    /// The interval samples.
+    pub intervals: Vec<Interval>,
+    /// Path events.
+    pub events: Vec<PathEventRecord>,
+    /// Per path, over the run.
+    pub paths: Vec<PathSummary>,
+    /// In total.
+    pub total: Total,
+}
+
+/// Bits per second of `bytes` over `secs`.
+pub fn bps(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Bytes a path carried in the measured direction, as seen by the client.
+pub fn path_bytes(s: &PathStats, direction: Direction) -> u64 {
+    match direction {
+        Direction::Upload => s.stream_bytes_sent,
+        Direction::Download => s.stream_bytes_received,
+    }
+}
+
+/// Turns successive snapshots of the paths' statistics into interval samples.
+#[derive(Debug)]
+pub struct Sampler {
+    direction: Direction,
+    last: BTreeMap<PathId, (u64, u64)>,
+}
+
+impl Sampler {
+    /// A sampler measuring `direction`.
+    pub fn new(direction: Direction) -> Sampler {
+        Sampler {
+            direction,
+            last: BTreeMap::new(),
+        }
+    }
+
+    /// The samples of the interval that ends with the snapshot `stats`, `secs` long.
+    pub fn sample(&mut self, stats: &[PathStats], secs: f64) -> Vec<PathSample> {
+        stats
+            .iter()
+            .map(|s| {
+                let now = (path_bytes(s, self.direction), s.packets_lost);
+                let (bytes0, lost0) = self.last.insert(s.path, now).unwrap_or((0, 0));
+                let bytes = now.0.saturating_sub(bytes0);
+                PathSample {
+                    path: s.path.0,
+                    bytes,
+                    goodput_bps: bps(bytes, secs),
+                    cwnd: s.cwnd,
+                    srtt_ms: ms(s.srtt),
+                    retransmissions: now.1.saturating_sub(lost0),
+                }
+            })
+            .collect()
+    }
+}
+
+/// The summary of each path over a run of `secs`.
+pub fn summarize(stats: &[PathStats], direction: Direction, secs: f64) -> Vec<PathSummary> {
+    stats
+        .iter()
+        .map(|s| {
+            let bytes = path_bytes(s, direction);
+            PathSummary {
+                path: s.path.0,
+                local: s.local,
+                remote: s.remote,
+                backup: s.backup,
+                abandoned: s.abandoned,
+                bytes,
+                goodput_bps: bps(bytes, secs),
+                udp_bytes_sent: s.bytes_sent,
+                udp_bytes_received: s.bytes_received,
+                packets_sent: s.packets_sent,
+                retransmissions: s.packets_lost,
+                srtt_ms: ms(s.srtt),
+                min_rtt_ms: ms(s.min_rtt),
+                cwnd: s.cwnd,
+            }
+        })
+        .collect()
+}
+
+/// `1.23 MB`, decimal units.
+pub fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    match b {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.2} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.1} KB", b / 1e3),
+        b => format!("{b:.0} B"),
+    }
+}
+
+/// `12.3 Mbit/s`.
+pub fn fmt_rate(bps: f64) -> String {
+    match bps {
+        r if r >= 1e9 => format!("{:.2} Gbit/s", r / 1e9),
+        r if r >= 1e6 => format!("{:.1} Mbit/s", r / 1e6),
+        r => format!("{:.1} kbit/s", r / 1e3),
+    }
+}
+
+/// The header of the interval lines.
+pub const INTERVAL_HEADER: &str =
+    "[  ID] Interval           Data         Goodput         cwnd        srtt   retx";
+
+/// The text lines of one interval: one per path, then the sum.
+pub fn interval_lines(i: &Interval) -> String {
+    let mut out = String::new();
+    let span = format!("{:6.2}-{:<6.2} s", i.start, i.end);
+    for p in &i.paths {
+        let _ = writeln!(
+            out,
+            "[  P{}] {span}  {:>10}  {:>14}  {:>11}  {:>7.1} ms  {:>5}",
+            p.path,
+            fmt_bytes(p.bytes),
+            fmt_rate(p.goodput_bps),
+            fmt_bytes(p.cwnd),
+            p.srtt_ms,
+            p.retransmissions
+        );
+    }
+    let _ = writeln!(
+        out,
+        "[ SUM] {span}  {:>10}  {:>14}",
+        fmt_bytes(i.total_bytes),
+        fmt_rate(i.total_goodput_bps)
+    );
+    out
+}
+
+/// The final summary as text.
+pub fn summary_text(r: &Report) -> String {
+    let mut out = String::new();
+    let dir = match r.direction {
+        Direction::Upload => "upload",
+        Direction::Download => "download",
+    };
+    let _ = writeln!(
+        out,
+        "- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n\
+         {dir} to {}, {} stream(s), cc {}, scheduler {}, multipath {}, handshake {:.1} ms",
+        r.server,
+        r.streams,
+        r.cc,
+        r.scheduler,
+        if r.multipath { "on" } else { "off" },
+        r.handshake_ms
+    );
+    for p in &r.paths {
+        let local = p.local.map_or_else(|| "?".to_owned(), |a| a.to_string());
+        let flags = match (p.backup, p.abandoned) {
+            (_, true) => " (abandoned)",
+            (true, false) => " (backup)",
+            _ => "",
+        };
+        let _ = writeln!(
+            out,
+            "[  P{}] {local} -> {}{flags}: {}  {}  srtt {:.1} ms (min {:.1})  retx {}",
+            p.path,
+            p.remote,
+            fmt_bytes(p.bytes),
+            fmt_rate(p.goodput_bps),
+            p.srtt_ms,
+            p.min_rtt_ms,
+            p.retransmissions
+        );
+    }
+    let _ = writeln!(
+        out,
+        "[TOTAL] {} in {:.2} s = {}{}",
+        fmt_bytes(r.total.bytes),
+        r.total.seconds,
+        fmt_rate(r.total.goodput_bps),
+        if r.total.verified { ", every byte verified" } else { ", DATA MISMATCH" }
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(path: u32, sent: u64, lost: u64) -> PathStats {
+        PathStats {
+            path: PathId(path),
+            remote: "127.0.0.1:1".parse().unwrap(),
+            local: None,
+            validated: true,
+            backup: false,
+            mtu: 1200,
+            cwnd: 12_000,
+            bytes_in_flight: 0,
+            pacing_rate: None,
+            srtt: Duration::from_millis(20),
+            rttvar: Duration::ZERO,
+            min_rtt: Duration::from_millis(10),
+            latest_rtt: Duration::from_millis(20),
+            bytes_sent: 0,
+            bytes_received: 0,
+            stream_bytes_sent: sent,
+            stream_bytes_received: 0,
+            packets_sent: 0,
+            packets_received: 0,
+            packets_lost: lost,
+            bytes_lost: 0,
+            abandoned: false,
+            cc: None,
+        }
+    }
+
+    #[test]
+    fn samples_are_deltas_per_path() {
+        let mut s = Sampler::new(Direction::Upload);
+        let a = s.sample(&[stats(0, 1_000_000, 2)], 1.0);
+        assert_eq!((a[0].bytes, a[0].retransmissions), (1_000_000, 2));
+        assert_eq!(a[0].goodput_bps, 8e6);
+        // A path that appears later starts from zero; the first one reports only what is new.
+        let b = s.sample(&[stats(0, 1_500_000, 2), stats(1, 250_000, 0)], 0.5);
+        assert_eq!((b[0].bytes, b[0].goodput_bps, b[0].retransmissions), (500_000, 8e6, 0));
+        assert_eq!((b[1].path, b[1].bytes, b[1].goodput_bps), (1, 250_000, 4e6));
+        // A download measures received bytes, which these paths have none of.
+        assert_eq!(Sampler::new(Direction::Download).sample(&[stats(0, 9, 0)], 1.0)[0].bytes, 0);
+    }
+
+    #[test]
+    fn units_are_decimal() {
+        assert_eq!(fmt_bytes(1_234_567), "1.23 MB");
+        assert_eq!(fmt_rate(40e6), "40.0 Mbit/s");
+        assert_eq!(fmt_rate(1.5e9), "1.50 Gbit/s");
+        assert_eq!(bps(5_000_000, 2.0), 20e6);
+    }
+}
