@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mpquic::proto::connection::{ClientConfig, TransportConfig};
-use mpquic::runtime::{Connection, Endpoint, PathEvent, PathStatus, VarInt};
+use mpquic::runtime::{Connection, Endpoint, PathEvent, PathStatus, RecvStream, VarInt};
 use tokio::io::AsyncReadExt;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -245,9 +245,9 @@ async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<Ato
                 if len == 0 {
                     break;
                 }
-                let n = send.write(pattern::window(offset, len)).await?;
-                offset += n as u64;
-                moved.fetch_add(n as u64, Ordering::Relaxed);
+                send.write_chunk(pattern::chunk(offset, len)).await?;
+                offset += len as u64;
+                moved.fetch_add(len as u64, Ordering::Relaxed);
             }
             send.finish()?;
             let mut count = [0u8; 8];
@@ -271,23 +271,16 @@ async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<Ato
     }
 }
 
-/// Reads a stream to its end, checking every byte against the pattern; returns its length.
-pub(super) async fn receive(
-    recv: &mut (impl AsyncReadExt + Unpin),
-    moved: &AtomicU64,
-) -> Result<u64, PerfError> {
-    let mut buf = vec![0u8; MAX_CHUNK];
+/// Reads a stream to its end, checking every byte against the pattern; returns its length. Chunks are
+/// taken from the stream without a copy.
+pub(super) async fn receive(recv: &mut RecvStream, moved: &AtomicU64) -> Result<u64, PerfError> {
     let mut offset = 0u64;
-    loop {
-        let n = recv.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(offset);
-        }
-        let data = buf.get(..n).unwrap_or_default();
-        if !pattern::matches(offset, data) {
+    while let Some(chunk) = recv.read_chunk(usize::MAX).await? {
+        if !pattern::matches(offset, &chunk) {
             return Err(PerfError::Corrupt { offset });
         }
-        offset += n as u64;
-        moved.fetch_add(n as u64, Ordering::Relaxed);
+        offset += chunk.len() as u64;
+        moved.fetch_add(chunk.len() as u64, Ordering::Relaxed);
     }
+    Ok(offset)
 }

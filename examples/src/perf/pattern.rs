@@ -3,6 +3,8 @@
 
 use std::sync::OnceLock;
 
+use bytes::Bytes;
+
 /// Period of the pattern: a prime, so that it never lines up with chunk or packet sizes.
 const PERIOD: usize = 65_521;
 
@@ -28,6 +30,11 @@ pub fn window(offset: u64, len: usize) -> &'static [u8] {
     let start = (offset % PERIOD as u64) as usize;
     let len = len.min(MAX_CHUNK);
     buffer().get(start..start + len).unwrap_or_default()
+}
+
+/// [`window`] as `Bytes` that borrow the static pattern (no copy).
+pub fn chunk(offset: u64, len: usize) -> Bytes {
+    Bytes::from_static(window(offset, len))
 }
 
 /// Whether `data` is the stream's content at `offset`.

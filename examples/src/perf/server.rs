@@ -238,8 +238,8 @@ async fn send_data(send: &mut SendStream, amount: Amount, start: Instant, sent: 
         if len == 0 {
             return Ok(());
         }
-        let n = send.write(pattern::window(offset, len)).await?;
-        offset += n as u64;
-        sent.fetch_add(n as u64, Ordering::Relaxed);
+        send.write_chunk(pattern::chunk(offset, len)).await?;
+        offset += len as u64;
+        sent.fetch_add(len as u64, Ordering::Relaxed);
     }
 }
