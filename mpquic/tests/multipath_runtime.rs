@@ -85,22 +85,18 @@ async fn run(close_second_path: bool) {
     let server_addr = SocketAddr::from(([127, 0, 0, 1], port));
     let conn = client.connect(server_addr, "localhost").unwrap().await.unwrap();
     assert!(conn.multipath());
-    // The path-1 connection IDs arrive just after the handshake.
+    // The path-1 connection IDs (and HANDSHAKE_DONE) arrive just after the handshake: open_path fails until
+    // then, and open_path_when_ready waits for them.
     let local2 = SocketAddr::from(([127, 0, 0, 2], client.local_addr().port()));
-    let mut opened = None;
-    for _ in 0..100 {
-        match conn.open_path(Some(local2), server_addr, PathStatus::Available) {
-            Ok(id) => {
-                opened = Some(id);
-                break;
-            }
-            Err(mp::OpenPathError::NoConnectionIds(_) | mp::OpenPathError::NotNegotiated) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
-    let id = opened.expect("path 1 never opened");
+    let id = conn
+        .open_path_when_ready(
+            Some(local2),
+            server_addr,
+            PathStatus::Available,
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
     assert_eq!(id, PathId(1));
     next_event(&conn, |e| *e == PathEvent::Validated { path: id }).await;
 

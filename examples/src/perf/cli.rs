@@ -133,7 +133,8 @@ pub struct PathSpec {
 
 /// Parses `LOCAL[=REMOTE][,backup]`.
 pub fn parse_path(s: &str) -> Result<PathSpec, String> {
-    const FORM: &str = "expected LOCAL[=REMOTE][,backup], e.g. 10.0.0.2, 10.0.0.2=192.0.2.1:4433 or 10.0.0.3,backup";
+    const FORM: &str =
+        "expected LOCAL[=REMOTE][,backup], e.g. 10.0.0.2, 10.0.0.2=192.0.2.1:4433 or 10.0.0.3,backup";
     let (addrs, backup) = match s.split_once(',') {
         Some((a, "backup")) => (a, true),
         Some((_, flag)) => return Err(format!("unknown path flag `{flag}` (valid: backup); {FORM}")),
@@ -152,7 +153,11 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
     let remote = remote
         .map(|r| parse_server(r).map_err(|e| format!("{e}; {FORM}")))
         .transpose()?;
-    Ok(PathSpec { local, remote, backup })
+    Ok(PathSpec {
+        local,
+        remote,
+        backup,
+    })
 }
 
 /// Resolves `host:port` to its first address.
@@ -178,7 +183,9 @@ pub fn parse_scheduler(s: &str) -> Result<String, String> {
 /// A byte count with an optional decimal (K, M, G, T) or binary (KiB, MiB, GiB) suffix.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -189,9 +196,15 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "kib" => 1 << 10,
         "mib" => 1 << 20,
         "gib" => 1 << 30,
-        _ => return Err(format!("bad size unit in `{s}` (valid: K, M, G, T, KiB, MiB, GiB or none)")),
+        _ => {
+            return Err(format!(
+                "bad size unit in `{s}` (valid: K, M, G, T, KiB, MiB, GiB or none)"
+            ));
+        }
     };
-    let n: f64 = num.parse().map_err(|_| format!("bad size `{s}` (e.g. 1500, 10M, 2GiB)"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("bad size `{s}` (e.g. 1500, 10M, 2GiB)"))?;
     let bytes = n * mult as f64;
     if !(bytes >= 1.0 && bytes < 1e18) {
         return Err(format!("size `{s}` out of range (1 byte to 10^18)"));
@@ -211,7 +224,9 @@ pub fn parse_secs(s: &str) -> Result<f64, String> {
 pub fn parse_interval(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v == 0.0 || (0.05..=3600.0).contains(&v) => Ok(v),
-        _ => Err(format!("bad interval `{s}` (0 for none, or 0.05 to 3600 seconds)")),
+        _ => Err(format!(
+            "bad interval `{s}` (0 for none, or 0.05 to 3600 seconds)"
+        )),
     }
 }
 
@@ -241,7 +256,11 @@ mod tests {
         let p = parse_path("[::1]:7000").unwrap();
         assert_eq!(p.local, "[::1]:7000".parse().unwrap());
         assert!(parse_path("nonsense").unwrap_err().contains("LOCAL[=REMOTE]"));
-        assert!(parse_path("10.0.0.2,primary").unwrap_err().contains("valid: backup"));
+        assert!(
+            parse_path("10.0.0.2,primary")
+                .unwrap_err()
+                .contains("valid: backup")
+        );
         assert!(parse_path("10.0.0.2=nowhere").is_err());
     }
 
@@ -249,7 +268,10 @@ mod tests {
     fn bad_controller_and_scheduler_name_the_valid_choices() {
         assert_eq!(parse_cc("olia").as_deref(), Ok("olia"));
         let e = parse_cc("tahoe").unwrap_err();
-        assert!(e.contains("cubic") && e.contains("olia") && !e.contains('\n'), "{e}");
+        assert!(
+            e.contains("cubic") && e.contains("olia") && !e.contains('\n'),
+            "{e}"
+        );
         let e = parse_scheduler("fastest").unwrap_err();
         assert!(e.contains("minrtt") && e.contains("blest"), "{e}");
         assert!(parse_scheduler("weighted:weights=2,1").is_ok() || parse_scheduler("weighted").is_ok());
@@ -258,15 +280,31 @@ mod tests {
     #[test]
     fn the_command_line_parses_and_conflicts_are_rejected() {
         let cli = Cli::try_parse_from([
-            "mpquic-perf", "client", "127.0.0.1:4433", "-R", "-P", "3", "--path", "127.0.0.1", "--path",
-            "127.0.0.2", "--cc", "lia", "-n", "5M",
+            "mpquic-perf",
+            "client",
+            "127.0.0.1:4433",
+            "-R",
+            "-P",
+            "3",
+            "--path",
+            "127.0.0.1",
+            "--path",
+            "127.0.0.2",
+            "--cc",
+            "lia",
+            "-n",
+            "5M",
         ])
         .unwrap();
-        let Command::Client(c) = cli.command else { panic!("client expected") };
+        let Command::Client(c) = cli.command else {
+            panic!("client expected")
+        };
         assert!(c.reverse);
         assert_eq!((c.parallel, c.paths.len(), c.bytes), (3, 2, Some(5_000_000)));
         assert_eq!(c.transport.cc, "lia");
-        assert!(Cli::try_parse_from(["mpquic-perf", "client", "127.0.0.1:1", "-t", "3", "-n", "1M"]).is_err());
+        assert!(
+            Cli::try_parse_from(["mpquic-perf", "client", "127.0.0.1:1", "-t", "3", "-n", "1M"]).is_err()
+        );
         assert!(Cli::try_parse_from(["mpquic-perf", "client", "127.0.0.1:1", "-P", "0"]).is_err());
         assert!(Cli::try_parse_from(["mpquic-perf", "server", "--cert", "c.pem"]).is_err());
     }

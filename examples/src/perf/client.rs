@@ -61,7 +61,9 @@ fn bind_address(o: &ClientOptions) -> Result<SocketAddr, PerfError> {
     }
     let port = ports.first().copied().unwrap_or(0);
     if o.paths.iter().any(|p| p.0.is_ipv4() != v4) {
-        return Err(PerfError::Usage("every path's LOCAL must be of the server address's family".to_owned()));
+        return Err(PerfError::Usage(
+            "every path's LOCAL must be of the server address's family".to_owned(),
+        ));
     }
     if o.paths.iter().all(|p| p.0.ip() == first.ip()) {
         Ok(SocketAddr::new(first.ip(), port))
@@ -77,7 +79,8 @@ pub async fn run(
     qlog: Option<&std::path::Path>,
     display: &mut Display,
 ) -> Result<Report, PerfError> {
-    let transport: TransportConfig = transport_config(&options.cc, &options.scheduler, options.paths.len(), qlog)?;
+    let transport: TransportConfig =
+        transport_config(&options.cc, &options.scheduler, options.paths.len(), qlog)?;
     let endpoint = Endpoint::client(bind_address(options)?)?;
     let first_remote = options.paths.first().and_then(|p| p.1).unwrap_or(options.server);
     let t0 = clock::now();
@@ -93,7 +96,11 @@ pub async fn run(
     let start = clock::now();
     let events = Arc::new(Mutex::new(Vec::new()));
     let watcher = tokio::spawn(watch_paths(conn.clone(), start, events.clone()));
-    let opener = tokio::spawn(open_paths(conn.clone(), options.clone(), endpoint.local_addr().port()));
+    let opener = tokio::spawn(open_paths(
+        conn.clone(),
+        options.clone(),
+        endpoint.local_addr().port(),
+    ));
 
     let moved = Arc::new(AtomicU64::new(0));
     let mut streams = JoinSet::new();
@@ -185,23 +192,21 @@ pub async fn run(
     })
 }
 
-/// Opens every path after the first; the server's connection IDs for a new path ID arrive just after the
-/// handshake, so an attempt that finds none is retried for a while.
+/// Opens every path after the first (each waits for the server's connection IDs of its path ID).
 async fn open_paths(conn: Connection, options: ClientOptions, port: u16) {
     for &(local, remote, backup) in options.paths.iter().skip(1) {
         let local = SocketAddr::new(local.ip(), port);
         let remote = remote.unwrap_or(options.server);
-        let status = if backup { PathStatus::Backup } else { PathStatus::Available };
-        let deadline = clock::now() + Duration::from_secs(5);
-        loop {
-            match conn.open_path(Some(local), remote, status) {
-                Ok(_) => break,
-                Err(e) if clock::now() > deadline => {
-                    tracing::warn!("path {local} -> {remote} not opened: {e}");
-                    break;
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
-            }
+        let status = if backup {
+            PathStatus::Backup
+        } else {
+            PathStatus::Available
+        };
+        if let Err(e) = conn
+            .open_path_when_ready(Some(local), remote, status, Duration::from_secs(5))
+            .await
+        {
+            tracing::warn!("path {local} -> {remote} not opened: {e}");
         }
     }
 }
@@ -230,7 +235,12 @@ async fn watch_paths(conn: Connection, start: Instant, out: Arc<Mutex<Vec<PathEv
 }
 
 /// One stream's transfer; returns the bytes the receiver got, checked.
-async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<AtomicU64>) -> Result<u64, PerfError> {
+async fn transfer(
+    conn: Connection,
+    req: Request,
+    start: Instant,
+    moved: Arc<AtomicU64>,
+) -> Result<u64, PerfError> {
     let (mut send, mut recv) = conn.open_bi().await?;
     send.write_all(&req.encode()).await?;
     match req.direction {
@@ -238,7 +248,9 @@ async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<Ato
             let mut offset = 0u64;
             loop {
                 let len = match req.amount {
-                    Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset)).unwrap_or(MAX_CHUNK).min(MAX_CHUNK),
+                    Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset))
+                        .unwrap_or(MAX_CHUNK)
+                        .min(MAX_CHUNK),
                     Amount::Time(d) if start.elapsed() < d => MAX_CHUNK,
                     Amount::Time(_) => 0,
                 };
@@ -254,7 +266,10 @@ async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<Ato
             recv.read_exact(&mut count).await?;
             let received = u64::from_be_bytes(count);
             if received != offset {
-                return Err(PerfError::Short { expected: offset, got: received });
+                return Err(PerfError::Short {
+                    expected: offset,
+                    got: received,
+                });
             }
             Ok(received)
         }
@@ -263,7 +278,10 @@ async fn transfer(conn: Connection, req: Request, start: Instant, moved: Arc<Ato
             let received = receive(&mut recv, &moved).await?;
             if let Amount::Bytes(n) = req.amount {
                 if received != n {
-                    return Err(PerfError::Short { expected: n, got: received });
+                    return Err(PerfError::Short {
+                        expected: n,
+                        got: received,
+                    });
                 }
             }
             Ok(received)

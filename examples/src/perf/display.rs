@@ -69,7 +69,11 @@ impl Display {
             .map(|p| format!("P{} {}", p.path, fmt_rate(p.goodput_bps)))
             .collect();
         bar.set_position(position);
-        bar.set_message(format!("{elapsed:5.1} s  {}  {}", fmt_bytes(moved), paths.join("  ")));
+        bar.set_message(format!(
+            "{elapsed:5.1} s  {}  {}",
+            fmt_bytes(moved),
+            paths.join("  ")
+        ));
     }
 
     /// Prints an interval's lines.

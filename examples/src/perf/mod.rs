@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use mpquic::proto::connection::TransportConfig;
 use mpquic::runtime::{ConnectError, ConnectionError, ReadError, WriteError};
 
-use cli::{ClientArgs, Cli, Command, ServerArgs};
+use cli::{Cli, ClientArgs, Command, ServerArgs};
 use client::ClientOptions;
 use display::Display;
 use server::{Server, ServerOptions};
@@ -106,7 +106,10 @@ pub fn transport_config(
     t.initial_max_path_id = t.initial_max_path_id.map(|m| m.max(wanted));
     if let Some(dir) = qlog {
         std::fs::create_dir_all(dir)?;
-        return Err(PerfError::Usage(format!("--qlog {}: qlog output is not available in this build", dir.display())));
+        return Err(PerfError::Usage(format!(
+            "--qlog {}: qlog output is not available in this build",
+            dir.display()
+        )));
     }
     Ok(t)
 }
@@ -161,7 +164,11 @@ async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
         (None, false) => tls::Trust::System,
     };
     let tls = tls::client(trust)?;
-    let direction = if a.reverse { Direction::Download } else { Direction::Upload };
+    let direction = if a.reverse {
+        Direction::Download
+    } else {
+        Direction::Upload
+    };
     let amount = match a.bytes {
         Some(n) => Amount::Bytes(n),
         None => Amount::Time(Duration::from_secs_f64(a.time)),
@@ -184,7 +191,11 @@ async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
             Amount::Bytes(n) => n,
             Amount::Time(d) => (d.as_secs_f64() * 10.0) as u64,
         };
-        Display::text(direction, !a.no_progress && std::io::stdout().is_terminal(), Some(target))
+        Display::text(
+            direction,
+            !a.no_progress && std::io::stdout().is_terminal(),
+            Some(target),
+        )
     };
     let result = client::run(&options, tls, a.transport.qlog.as_deref(), &mut display).await;
     display.finish();

@@ -133,7 +133,11 @@ pub struct Report {
 
 /// Bits per second of `bytes` over `secs`.
 pub fn bps(bytes: u64, secs: f64) -> f64 {
-    if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 }
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -303,7 +307,11 @@ pub fn summary_text(r: &Report) -> String {
         fmt_bytes(r.total.bytes),
         r.total.seconds,
         fmt_rate(r.total.goodput_bps),
-        if r.total.verified { ", every byte verified" } else { ", DATA MISMATCH" }
+        if r.total.verified {
+            ", every byte verified"
+        } else {
+            ", DATA MISMATCH"
+        }
     );
     out
 }
@@ -348,10 +356,16 @@ mod tests {
         assert_eq!(a[0].goodput_bps, 8e6);
         // A path that appears later starts from zero; the first one reports only what is new.
         let b = s.sample(&[stats(0, 1_500_000, 2), stats(1, 250_000, 0)], 0.5);
-        assert_eq!((b[0].bytes, b[0].goodput_bps, b[0].retransmissions), (500_000, 8e6, 0));
+        assert_eq!(
+            (b[0].bytes, b[0].goodput_bps, b[0].retransmissions),
+            (500_000, 8e6, 0)
+        );
         assert_eq!((b[1].path, b[1].bytes, b[1].goodput_bps), (1, 250_000, 4e6));
         // A download measures received bytes, which these paths have none of.
-        assert_eq!(Sampler::new(Direction::Download).sample(&[stats(0, 9, 0)], 1.0)[0].bytes, 0);
+        assert_eq!(
+            Sampler::new(Direction::Download).sample(&[stats(0, 9, 0)], 1.0)[0].bytes,
+            0
+        );
     }
 
     #[test]

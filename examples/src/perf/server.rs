@@ -120,7 +120,8 @@ impl Server {
         while let Some(done) = conns.join_next().await {
             reports.extend(done.ok().flatten());
         }
-        self.endpoint.close(mpquic::runtime::VarInt::from_u32(0), b"server stopping");
+        self.endpoint
+            .close(mpquic::runtime::VarInt::from_u32(0), b"server stopping");
         let _ = tokio::time::timeout(Duration::from_secs(1), self.endpoint.wait_idle()).await;
         reports
     }
@@ -144,7 +145,9 @@ fn print_report(r: &ServerReport, options: &ServerOptions) {
         fmt_bytes(r.bytes_sent),
         r.seconds,
         fmt_rate(bps(moved, r.seconds)),
-        r.error.as_ref().map_or(String::new(), |e| format!(", ended by: {e}"))
+        r.error
+            .as_ref()
+            .map_or(String::new(), |e| format!(", ended by: {e}"))
     );
     for p in &r.paths {
         println!(
@@ -227,11 +230,18 @@ async fn serve_stream(
     Ok(())
 }
 
-async fn send_data(send: &mut SendStream, amount: Amount, start: Instant, sent: &AtomicU64) -> Result<(), PerfError> {
+async fn send_data(
+    send: &mut SendStream,
+    amount: Amount,
+    start: Instant,
+    sent: &AtomicU64,
+) -> Result<(), PerfError> {
     let mut offset = 0u64;
     loop {
         let len = match amount {
-            Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset)).unwrap_or(MAX_CHUNK).min(MAX_CHUNK),
+            Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset))
+                .unwrap_or(MAX_CHUNK)
+                .min(MAX_CHUNK),
             Amount::Time(d) if start.elapsed() < d => MAX_CHUNK,
             Amount::Time(_) => 0,
         };

@@ -31,14 +31,16 @@ pub fn server(
             let chain = CertificateDer::pem_file_iter(cert)
                 .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
                 .map_err(|e| PerfError::Tls(format!("{}: {e}", cert.display())))?;
-            let key = PrivateKeyDer::from_pem_file(key).map_err(|e| PerfError::Tls(format!("{}: {e}", key.display())))?;
+            let key = PrivateKeyDer::from_pem_file(key)
+                .map_err(|e| PerfError::Tls(format!("{}: {e}", key.display())))?;
             let config = server_config(chain, key, &options()).map_err(|e| PerfError::Tls(e.to_string()))?;
             Ok((config, None))
         }
         None => {
             let s = SelfSigned::generate(&SELF_SIGNED_NAMES).map_err(|e| PerfError::Tls(e.to_string()))?;
             let cert = s.cert.clone();
-            let config = server_config(vec![s.cert], s.key, &options()).map_err(|e| PerfError::Tls(e.to_string()))?;
+            let config =
+                server_config(vec![s.cert], s.key, &options()).map_err(|e| PerfError::Tls(e.to_string()))?;
             Ok((config, Some(cert)))
         }
     }

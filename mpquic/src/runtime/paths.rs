@@ -125,6 +125,38 @@ impl Connection {
         Ok(id)
     }
 
+    /// [`Connection::open_path`], waiting up to `timeout` for what a fresh connection lacks: the handshake's
+    /// confirmation (HANDSHAKE_DONE), the server's connection IDs for the next path ID, or a larger maximum path
+    /// ID (MAX_PATH_ID). Fails at once if multipath was not negotiated or the connection is closed, and with
+    /// the last transient error after `timeout`.
+    pub async fn open_path_when_ready(
+        &self,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        status: PathStatus,
+        timeout: std::time::Duration,
+    ) -> Result<PathId, OpenPathError> {
+        let deadline = clock::now() + timeout;
+        loop {
+            let err = match self.open_path(local, remote, status) {
+                Ok(id) => return Ok(id),
+                Err(e) => e,
+            };
+            let transient = match err {
+                OpenPathError::NotNegotiated => self.multipath() && self.close_reason().is_none(),
+                OpenPathError::NoConnectionIds(_) | OpenPathError::BlockedByPeer(_) => {
+                    self.close_reason().is_none()
+                }
+                OpenPathError::NotClient | OpenPathError::BlockedLocally(_) => false,
+            };
+            if !transient || clock::now() >= deadline {
+                return Err(err);
+            }
+            // These arrive within a round trip or two of the handshake; a short poll keeps this simple.
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
     /// Abandons a path with PATH_ABANDON and `error_code`; its unacknowledged data is sent again on the other
     /// paths. The last path cannot be abandoned (close the connection instead).
     pub fn close_path(&self, path: PathId, error_code: VarInt) -> Result<(), ClosePathError> {
