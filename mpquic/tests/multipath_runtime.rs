@@ -87,7 +87,8 @@ async fn run(close_second_path: bool) {
     assert!(conn.multipath());
     // The path-1 connection IDs (and HANDSHAKE_DONE) arrive just after the handshake: open_path fails until
     // then, and open_path_when_ready waits for them.
-    let local2 = SocketAddr::from(([127, 0, 0, 2], client.local_addr().port()));
+    // Port 0: the endpoint's port.
+    let local2 = SocketAddr::from(([127, 0, 0, 2], 0));
     let id = conn
         .open_path_when_ready(
             Some(local2),
@@ -124,7 +125,7 @@ async fn run(close_second_path: bool) {
         server_events
             .iter()
             .any(|e| matches!(e, PathEvent::Opened { path, remote }
-        if *path == id && remote.ip() == local2.ip()))
+        if *path == id && *remote == SocketAddr::new(local2.ip(), client.local_addr().port())))
     );
     let on = |v: &[mp::PathStats], p: PathId| v.iter().find(|s| s.path == p).map(|s| s.bytes_received);
     if close_second_path {

@@ -282,6 +282,11 @@ impl ConnShared {
     }
 
     /// Locks the connection state (a poisoned lock is still usable: the core never panics).
+    /// The port of the endpoint's socket (every path of the connection uses it).
+    pub(crate) fn socket_port(&self) -> u16 {
+        self.endpoint.socket().local_addr().port()
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, ConnState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -106,8 +106,9 @@ impl Connection {
         self.inner.lock().conn.multipath()
     }
 
-    /// Opens a path from our `local` address (`None`: the address the OS picks) to the server's `remote`
-    /// address (client only, once the handshake is confirmed). The path is validated with PATH_CHALLENGE
+    /// Opens a path from our `local` address (`None`: the address the OS picks; port 0: the endpoint's port,
+    /// the only one it can send from) to the server's `remote` address (client only, once the handshake is
+    /// confirmed). The path is validated with PATH_CHALLENGE
     /// before data goes on it; watch [`Connection::path_event`] for [`PathEvent::Validated`]. Fails with
     /// [`OpenPathError::NoConnectionIds`] until the peer's connection IDs for the next path ID arrived.
     pub fn open_path(
@@ -116,6 +117,10 @@ impl Connection {
         remote: SocketAddr,
         status: PathStatus,
     ) -> Result<PathId, OpenPathError> {
+        let local = local.map(|a| match a.port() {
+            0 => SocketAddr::new(a.ip(), self.inner.socket_port()),
+            _ => a,
+        });
         let id = self
             .inner
             .lock()
