@@ -9,6 +9,24 @@
 //!   together); no sockets, no clocks.
 //! - [`runtime`]: runs the core on tokio over UDP, with an API close to quinn's.
 //!
+//! ## In five lines
+//! A client uploads over two paths: the handshake path, and one from a second interface. (The README shows
+//! these lines; this copy is compiled.)
+//!
+//! ```no_run
+//! # use std::time::Duration;
+//! # use mpquic::runtime::{Endpoint, PathStatus};
+//! # async fn run(config: mpquic::proto::connection::ClientConfig, server: std::net::SocketAddr, data: Vec<u8>)
+//! #     -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Endpoint::client("0.0.0.0:0".parse()?)?;                         // one socket for every path
+//! let conn = client.connect_with(&config, server, "example.com")?.await?;        // multipath is on by default
+//! let second = Some("10.64.0.7:0".parse()?);                                     // e.g. the 5G interface
+//! conn.open_path_when_ready(second, server, PathStatus::Available, Duration::from_secs(3)).await?;
+//! conn.open_uni().await?.write_all(&data).await?;                                // the scheduler spreads it
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ## Example: a client and a server over loopback
 //! The server echoes every bidirectional stream; the client sends "hello" and reads it back.
 //!
