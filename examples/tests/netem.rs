@@ -6,6 +6,17 @@
 //! Tolerances are generous enough for a loaded two-core machine but every check can fail: rates and counts
 //! are computed by hand from the configuration.
 
+// Test helpers outside `#[test]` functions: the same allowances as the tests themselves.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss
+)]
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,7 +44,9 @@ async fn server(echo: bool) -> (SocketAddr, Log, Arc<UdpSocket>) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 65_535];
         loop {
-            let Ok((len, from)) = s.recv_from(&mut buf).await else { continue };
+            let Ok((len, from)) = s.recv_from(&mut buf).await else {
+                continue;
+            };
             l.lock().unwrap().push((Instant::now(), from, len));
             if echo {
                 let _ = s.send_to(&buf[..len], from).await;
@@ -78,7 +91,11 @@ async fn rate_is_emulated_within_five_percent() {
     const RATE: u64 = 20_000_000;
     const PAYLOAD: usize = 1200;
     let (addr, log, _s) = server(false).await;
-    let handle = start(addr, vec![link(RATE, 5).with_queue(QueueLimit::Packets { packets: 64 })]).await;
+    let handle = start(
+        addr,
+        vec![link(RATE, 5).with_queue(QueueLimit::Packets { packets: 64 })],
+    )
+    .await;
     let socket = client(&handle, 0).await;
     // Offer twice the rate for 2.2 s, catching up after each timer tick so the average holds under load.
     let offered_bps = 2.0 * RATE as f64;
@@ -96,17 +113,29 @@ async fn rate_is_emulated_within_five_percent() {
     let log = log.lock().unwrap().clone();
     let first = log.first().expect("nothing arrived").0;
     // A 1.5 s window once the queue is full: 0.4 s to 1.9 s after the first arrival.
-    let (from, to) = (first + Duration::from_millis(400), first + Duration::from_millis(1900));
-    let bytes: usize = log.iter().filter(|(t, ..)| *t >= from && *t < to).map(|(.., len)| len).sum();
+    let (from, to) = (
+        first + Duration::from_millis(400),
+        first + Duration::from_millis(1900),
+    );
+    let bytes: usize = log
+        .iter()
+        .filter(|(t, ..)| *t >= from && *t < to)
+        .map(|(.., len)| len)
+        .sum();
     // Each datagram costs its payload + 28 bytes of IPv4/UDP headers on the emulated wire.
     let expected = RATE as f64 / 8.0 * 1.5 * PAYLOAD as f64 / (PAYLOAD + 28) as f64;
     let ratio = bytes as f64 / expected;
+    eprintln!("rate {RATE} bit/s: received {bytes} B in 1.5 s, expected {expected:.0} B, ratio {ratio:.4}");
     let stats = handle.shutdown().await;
+    eprintln!("sent {sent} in {:?}; {:?}", begin.elapsed(), stats[0].uplink);
     assert!(
         (0.95..=1.05).contains(&ratio),
         "received {bytes} B in 1.5 s, expected {expected:.0} B (ratio {ratio:.3}); offered {sent}; {stats:?}"
     );
-    assert!(stats[0].uplink.dropped_queue.packets > 0, "offered twice the rate: the queue must drop");
+    assert!(
+        stats[0].uplink.dropped_queue.packets > 0,
+        "offered twice the rate: the queue must drop"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,10 +148,14 @@ async fn round_trip_is_twice_the_one_way_delay() {
         rtts.push(ping(&socket, Duration::from_secs(1)).await.expect("ping lost"));
     }
     rtts.sort();
+    eprintln!("RTTs through 2 x 20 ms: {rtts:?}");
     // 2 × 20 ms of propagation, plus 2 × 128 B at 20 Mbit/s (51 µs each way).
     let floor = Duration::from_micros(40_102);
     assert!(rtts[0] >= floor, "RTT below the configured delay: {rtts:?}");
-    assert!(rtts[0] <= Duration::from_millis(46), "best RTT too high: {rtts:?}");
+    assert!(
+        rtts[0] <= Duration::from_millis(46),
+        "best RTT too high: {rtts:?}"
+    );
     handle.shutdown().await;
 }
 
@@ -149,7 +182,10 @@ async fn bernoulli_loss_within_binomial_tolerance() {
     assert_eq!(up.forwarded.packets + up.dropped_loss.packets, N, "{up:?}");
     let sigma = (N as f64 * P * (1.0 - P)).sqrt();
     let lost = up.dropped_loss.packets as f64;
-    assert!((lost - N as f64 * P).abs() <= 4.5 * sigma, "lost {lost} of {N} at p = {P}");
+    assert!(
+        (lost - N as f64 * P).abs() <= 4.5 * sigma,
+        "lost {lost} of {N} at p = {P}"
+    );
     assert_eq!(log.lock().unwrap().len() as u64, up.forwarded.packets);
 }
 
@@ -157,7 +193,11 @@ async fn bernoulli_loss_within_binomial_tolerance() {
 async fn burst_beyond_the_queue_is_dropped_and_counted() {
     let (addr, log, _s) = server(false).await;
     // 1 Mbit/s: 9.8 ms per 1228-byte datagram, so a burst of 50 finds at most 10 queued.
-    let handle = start(addr, vec![link(1_000_000, 1).with_queue(QueueLimit::Packets { packets: 10 })]).await;
+    let handle = start(
+        addr,
+        vec![link(1_000_000, 1).with_queue(QueueLimit::Packets { packets: 10 })],
+    )
+    .await;
     let socket = client(&handle, 0).await;
     for _ in 0..50 {
         socket.send(&[2u8; 1200]).await.unwrap();
@@ -187,7 +227,10 @@ async fn down_path_drops_both_directions_while_the_other_forwards() {
     let back0 = handle.back_addrs()[0];
     server_socket.send_to(b"downlink", back0).await.unwrap();
     let mut buf = [0u8; 64];
-    assert!(timeout(wait, c0.recv(&mut buf)).await.is_err(), "downlink of a down path delivered");
+    assert!(
+        timeout(wait, c0.recv(&mut buf)).await.is_err(),
+        "downlink of a down path delivered"
+    );
     let stats = handle.stats();
     assert!(!stats[0].up && stats[1].up);
     assert!(stats[0].uplink.dropped_down.packets >= 1, "{:?}", stats[0]);
@@ -212,7 +255,10 @@ async fn each_path_is_a_distinct_four_tuple_at_the_server() {
     backs.sort();
     assert_eq!(sources.len(), 2);
     assert_ne!(sources[0], sources[1]);
-    assert_eq!(sources.iter().map(SocketAddr::port).collect::<Vec<_>>(), backs.iter().map(SocketAddr::port).collect::<Vec<_>>());
+    assert_eq!(
+        sources.iter().map(SocketAddr::port).collect::<Vec<_>>(),
+        backs.iter().map(SocketAddr::port).collect::<Vec<_>>()
+    );
     handle.shutdown().await;
 }
 
@@ -240,7 +286,10 @@ async fn schedule_and_control_port() {
     let mut buf = vec![0u8; 65_535];
     let mut ask = async |command: &str| {
         control.send(command.as_bytes()).await.unwrap();
-        let len = timeout(Duration::from_secs(2), control.recv(&mut buf)).await.unwrap().unwrap();
+        let len = timeout(Duration::from_secs(2), control.recv(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
         String::from_utf8_lossy(&buf[..len]).into_owned()
     };
     assert_eq!(ask("down 0\nup 1").await, "ok\nok\n");
@@ -263,8 +312,14 @@ fn binary_rejects_bad_arguments_with_exit_code_2() {
             .unwrap()
     };
     for (args, expected) in [
-        (&["--server", "127.0.0.1:4433", "--path", "rate=40mbps"][..], "kbit, mbit, gbit"),
-        (&["--server", "127.0.0.1:4433", "--path", "rate=1mbit,colour=red"][..], "valid keys are"),
+        (
+            &["--server", "127.0.0.1:4433", "--path", "rate=40mbps"][..],
+            "kbit, mbit, gbit",
+        ),
+        (
+            &["--server", "127.0.0.1:4433", "--path", "rate=1mbit,colour=red"][..],
+            "valid keys are",
+        ),
         (&["--server", "127.0.0.1:4433"][..], "--path"),
         (&["--path", "rate=1mbit"][..], "--server"),
         (&["--bogus"][..], "--bogus"),
@@ -279,13 +334,23 @@ fn binary_rejects_bad_arguments_with_exit_code_2() {
 #[test]
 fn binary_runs_for_a_duration_and_prints_json() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mpquic-netem"))
-        .args(["--server", "127.0.0.1:9", "--listen", ANY, "--path", "rate=1mbit,delay=1ms"])
+        .args([
+            "--server",
+            "127.0.0.1:9",
+            "--listen",
+            ANY,
+            "--path",
+            "rate=1mbit,delay=1ms",
+        ])
         .args(["--path", "rate=2mbit", "--duration", "300ms", "--json"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("path 1: client -> 127.0.0.1:"), "banner on stderr under --json: {stderr}");
+    assert!(
+        stderr.contains("path 1: client -> 127.0.0.1:"),
+        "banner on stderr under --json: {stderr}"
+    );
     let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(parsed.as_array().unwrap().len(), 2);
     assert_eq!(parsed[1]["uplink"]["forwarded"]["packets"], 0);

@@ -131,7 +131,9 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
         .ok()
         .filter(|s| s.is_finite() && *s >= 0.001 && *s <= 86_400.0)
         .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("expected a number of seconds between 0.001 and 86400, e.g. 1 or 0.5, not {text:?}"))
+        .ok_or_else(|| {
+            format!("expected a number of seconds between 0.001 and 86400, e.g. 1 or 0.5, not {text:?}")
+        })
 }
 
 /// The default front address of path 0.
@@ -145,7 +147,12 @@ fn path_listen(base: SocketAddr, k: usize) -> Result<SocketAddr, String> {
     let port = u16::try_from(k)
         .ok()
         .and_then(|k| base.port().checked_add(k))
-        .ok_or_else(|| format!("path {k}: --listen port {} + {k} is past 65535: give a lower port", base.port()))?;
+        .ok_or_else(|| {
+            format!(
+                "path {k}: --listen port {} + {k} is past 65535: give a lower port",
+                base.port()
+            )
+        })?;
     Ok(SocketAddr::new(base.ip(), port))
 }
 
@@ -190,7 +197,9 @@ impl Args {
         }
         config.events.extend(self.down.iter().chain(&self.up).copied());
         config.validate().map_err(|e| match e {
-            NetemError::NoPath => "no path: give at least one --path SPEC (or [[paths]] in --config)".to_owned(),
+            NetemError::NoPath => {
+                "no path: give at least one --path SPEC (or [[paths]] in --config)".to_owned()
+            }
             NetemError::UnknownPath { path, last } => {
                 format!("--down/--up: no path {path}: paths are numbered 0 to {last}, or all")
             }
@@ -360,8 +369,9 @@ async fn run(config: EmulatorConfig, args: &Args) -> Result<(), NetemError> {
     };
     tokio::pin!(stop);
     let mut ticker = args.interval.map(|period| {
-        let mut t = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        let mut t = tokio::time::interval(period);
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t.reset(); // The first tick one period from now, not at once.
         t
     });
     loop {
@@ -379,7 +389,10 @@ async fn run(config: EmulatorConfig, args: &Args) -> Result<(), NetemError> {
                     Some(t) => t.tick().await,
                     None => std::future::pending().await,
                 }
-            } => say(json, &format_table(&controller.stats())),
+            } => {
+                let t = controller.elapsed().as_secs_f64();
+                say(json, &format!("t={t:.1}s\n{}", format_table(&controller.stats())));
+            }
         }
     }
     signals.abort();
@@ -390,7 +403,11 @@ async fn run(config: EmulatorConfig, args: &Args) -> Result<(), NetemError> {
             Err(e) => eprintln!("error: cannot encode counters: {e}"),
         }
     } else {
-        say(false, &format!("final counters:\n{}", format_table(&last)));
+        let t = controller.elapsed().as_secs_f64();
+        say(
+            false,
+            &format!("final counters, t={t:.1}s:\n{}", format_table(&last)),
+        );
     }
     Ok(())
 }
@@ -432,10 +449,36 @@ mod tests {
     #[test]
     fn clap_rejects_bad_values_naming_valid_ones() {
         for (list, expected) in [
-            (vec!["--server", "127.0.0.1:1", "--path", "rate=40mbps"], "kbit, mbit, gbit"),
-            (vec!["--server", "127.0.0.1:1", "--path", "rate=1mbit", "--down", "x"], "PATH@TIME"),
-            (vec!["--server", "127.0.0.1:1", "--path", "rate=1mbit", "--interval", "0"], "seconds"),
-            (vec!["--server", "127.0.0.1:1", "--path", "rate=1mbit", "--duration", "5"], "ms, s"),
+            (
+                vec!["--server", "127.0.0.1:1", "--path", "rate=40mbps"],
+                "kbit, mbit, gbit",
+            ),
+            (
+                vec!["--server", "127.0.0.1:1", "--path", "rate=1mbit", "--down", "x"],
+                "PATH@TIME",
+            ),
+            (
+                vec![
+                    "--server",
+                    "127.0.0.1:1",
+                    "--path",
+                    "rate=1mbit",
+                    "--interval",
+                    "0",
+                ],
+                "seconds",
+            ),
+            (
+                vec![
+                    "--server",
+                    "127.0.0.1:1",
+                    "--path",
+                    "rate=1mbit",
+                    "--duration",
+                    "5",
+                ],
+                "ms, s",
+            ),
         ] {
             let e = args(&list).unwrap_err();
             assert_eq!(e.exit_code(), 2);
@@ -447,15 +490,32 @@ mod tests {
     fn missing_pieces_are_named() {
         let e = args(&["--path", "rate=1mbit"]).unwrap().to_config().unwrap_err();
         assert!(e.contains("--server"), "{e}");
-        let e = args(&["--server", "127.0.0.1:1"]).unwrap().to_config().unwrap_err();
-        assert!(e.contains("--path"), "{e}");
-        let e = args(&["--server", "127.0.0.1:1", "--path", "rate=1mbit", "--down", "3@1s"])
+        let e = args(&["--server", "127.0.0.1:1"])
             .unwrap()
             .to_config()
             .unwrap_err();
+        assert!(e.contains("--path"), "{e}");
+        let e = args(&[
+            "--server",
+            "127.0.0.1:1",
+            "--path",
+            "rate=1mbit",
+            "--down",
+            "3@1s",
+        ])
+        .unwrap()
+        .to_config()
+        .unwrap_err();
         assert!(e.contains("numbered 0 to 0"), "{e}");
-        let e = args(&["--server", "127.0.0.1:1", "--path", "rate=1mbit", "--listen", "127.0.0.1:65535"])
-            .unwrap();
+        let e = args(&[
+            "--server",
+            "127.0.0.1:1",
+            "--path",
+            "rate=1mbit",
+            "--listen",
+            "127.0.0.1:65535",
+        ])
+        .unwrap();
         assert!(e.to_config().is_ok());
     }
 
@@ -475,6 +535,9 @@ mod tests {
     #[test]
     fn describes_links() {
         let p = spec::parse_path("rate=40mbit,delay=10ms,loss=1%,queue=64,jitter=2ms").unwrap();
-        assert_eq!(describe(&p.uplink), "40 Mbit/s 10ms jitter=0..2ms q=64pkt loss=1%");
+        assert_eq!(
+            describe(&p.uplink),
+            "40 Mbit/s 10ms jitter=0..2ms q=64pkt loss=1%"
+        );
     }
 }

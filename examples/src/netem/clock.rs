@@ -42,7 +42,10 @@ impl Clock {
         let std = self
             .start
             .checked_add(at.since_epoch())
-            .or_else(|| self.start.checked_add(std::time::Duration::from_secs(86_400 * 365)))
+            .or_else(|| {
+                self.start
+                    .checked_add(std::time::Duration::from_secs(86_400 * 365))
+            })
             .unwrap_or(self.start);
         Instant::from_std(std)
     }

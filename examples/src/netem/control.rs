@@ -37,7 +37,10 @@ pub const COMMANDS_EXPECTED: &str = "one of: up PATH|all, down PATH|all, toggle 
 /// Parses one command line (see the module documentation).
 pub fn parse_command(line: &str) -> Result<Command, String> {
     let words: Vec<&str> = line.split_whitespace().collect();
-    let path = |word: &str| word.parse::<usize>().map_err(|_| format!("bad path {word:?}: {COMMANDS_EXPECTED}"));
+    let path = |word: &str| {
+        word.parse::<usize>()
+            .map_err(|_| format!("bad path {word:?}: {COMMANDS_EXPECTED}"))
+    };
     let selector = |word: &str| {
         if word.eq_ignore_ascii_case("all") {
             Ok(PathSelector::All)
@@ -58,9 +61,7 @@ pub fn parse_command(line: &str) -> Result<Command, String> {
 pub fn execute(controller: &Controller, command: Command) -> String {
     let result = match command {
         Command::SetUp(paths, up) => controller.set_up_selected(paths, up),
-        Command::Toggle(path) => controller
-            .is_up(path)
-            .and_then(|up| controller.set_up(path, !up)),
+        Command::Toggle(path) => controller.is_up(path).and_then(|up| controller.set_up(path, !up)),
         Command::Stats => {
             return serde_json::to_string(&controller.stats())
                 .unwrap_or_else(|e| format!("error: cannot encode counters: {e}"));
@@ -125,8 +126,14 @@ mod tests {
 
     #[test]
     fn commands() {
-        assert_eq!(parse_command("down 1"), Ok(Command::SetUp(PathSelector::One(1), false)));
-        assert_eq!(parse_command(" up all "), Ok(Command::SetUp(PathSelector::All, true)));
+        assert_eq!(
+            parse_command("down 1"),
+            Ok(Command::SetUp(PathSelector::One(1), false))
+        );
+        assert_eq!(
+            parse_command(" up all "),
+            Ok(Command::SetUp(PathSelector::All, true))
+        );
         assert_eq!(parse_command("toggle 0"), Ok(Command::Toggle(0)));
         assert_eq!(parse_command("stats"), Ok(Command::Stats));
         for bad in ["down", "down x", "reboot 1", "toggle all", ""] {

@@ -87,7 +87,10 @@ impl DirectionState {
             return None;
         }
         let before = self.next_due();
-        let arrival = match self.link.enqueue(now, len.saturating_add(self.overhead), &mut payload) {
+        let arrival = match self
+            .link
+            .enqueue(now, len.saturating_add(self.overhead), &mut payload)
+        {
             Delivery::Deliver(arrival) => arrival,
             Delivery::Dropped { reason } => {
                 match reason {
@@ -214,10 +217,16 @@ mod tests {
     fn held_until_arrival_in_order() {
         // 972 + 28 bytes at 8 Mbit/s: 1 ms each on the wire, plus 10 ms.
         let mut d = state(8_000_000, 10, 100);
-        assert_eq!(d.offer(SimTime::ZERO, vec![1; 972]), Some(SimTime::from_millis(11)));
+        assert_eq!(
+            d.offer(SimTime::ZERO, vec![1; 972]),
+            Some(SimTime::from_millis(11))
+        );
         assert_eq!(d.offer(SimTime::ZERO, vec![2; 972]), None);
         let mut out = Vec::new();
-        assert_eq!(d.take_due(SimTime::from_millis(10), &mut out), Some(SimTime::from_millis(11)));
+        assert_eq!(
+            d.take_due(SimTime::from_millis(10), &mut out),
+            Some(SimTime::from_millis(11))
+        );
         assert!(out.is_empty());
         assert_eq!(d.take_due(SimTime::from_millis(12), &mut out), None);
         assert_eq!(out, vec![vec![1; 972], vec![2; 972]]);

@@ -68,7 +68,11 @@ impl Emulator {
         let mut tasks = JoinSet::new();
         for (path, (front, back)) in controller.inner.paths.iter().zip(sockets) {
             tasks.spawn(relay::receive_uplink(Arc::clone(path), Arc::clone(&front), clock));
-            tasks.spawn(relay::receive_downlink(Arc::clone(path), Arc::clone(&back), clock));
+            tasks.spawn(relay::receive_downlink(
+                Arc::clone(path),
+                Arc::clone(&back),
+                clock,
+            ));
             tasks.spawn(relay::send(Arc::clone(path), Direction::Uplink, back, clock));
             tasks.spawn(relay::send(Arc::clone(path), Direction::Downlink, front, clock));
         }
@@ -212,6 +216,11 @@ impl Controller {
                 }
             })
             .collect()
+    }
+
+    /// Time since the emulator started.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.inner.clock.now().since_epoch()
     }
 
     /// When a simulated time falls in real time (for tasks that sleep until scheduled events).

@@ -162,7 +162,11 @@ impl FileConfig {
             let up = match event.action.as_str() {
                 "up" => true,
                 "down" => false,
-                other => return Err(format!("events[{i}].action: {other:?}: expected \"up\" or \"down\"")),
+                other => {
+                    return Err(format!(
+                        "events[{i}].action: {other:?}: expected \"up\" or \"down\""
+                    ));
+                }
             };
             events.push(ScheduledEvent { at, path, up });
         }
@@ -227,13 +231,22 @@ mod tests {
     fn errors_name_the_field() {
         let cases = [
             ("[[paths]]\nuplink = { rate_bps = 1 }\n", "paths[0].uplink"),
-            ("[[paths]]\nlink = { rate_bps = 1, delay = \"1ms\", rat = 2 }\n", "rat"),
+            (
+                "[[paths]]\nlink = { rate_bps = 1, delay = \"1ms\", rat = 2 }\n",
+                "rat",
+            ),
             (
                 "[[paths]]\nlink = { rate_bps = 1, delay = \"1ms\", loss = { kind = \"bernoulli\", p = 2.0 } }\n",
                 "loss.p",
             ),
-            ("[[events]]\nat = \"1s\"\npath = \"x\"\naction = \"down\"\n", "events[0].path"),
-            ("[[events]]\nat = \"1s\"\npath = 0\naction = \"off\"\n", "events[0].action"),
+            (
+                "[[events]]\nat = \"1s\"\npath = \"x\"\naction = \"down\"\n",
+                "events[0].path",
+            ),
+            (
+                "[[events]]\nat = \"1s\"\npath = 0\naction = \"off\"\n",
+                "events[0].action",
+            ),
             ("bogus = 1\n", "bogus"),
         ];
         for (text, expected) in cases {

@@ -39,7 +39,8 @@ pub const KEYS_EXPECTED: &str = "rate, delay, jitter, reorder, loss, queue, corr
                                  prefixed by up. or down.), listen, state";
 
 /// What a jitter value looks like.
-const JITTER_EXPECTED: &str = "a duration (uniform in [0, D]) or normal:MEAN:STDDEV, e.g. 2ms or normal:5ms:1ms";
+const JITTER_EXPECTED: &str =
+    "a duration (uniform in [0, D]) or normal:MEAN:STDDEV, e.g. 2ms or normal:5ms:1ms";
 /// What a loss value looks like.
 const LOSS_EXPECTED: &str = "a probability (0.01 or 1%) or Gilbert-Elliott ge:P:R[:K:H], e.g. ge:0.01:0.3";
 /// What a boolean looks like.
@@ -171,7 +172,11 @@ fn parse_loss(text: &str) -> Result<LossModel, UnitError> {
     match text.split(':').collect::<Vec<_>>().as_slice() {
         [prob] => {
             let prob = p(prob)?;
-            Ok(if prob == 0.0 { LossModel::None } else { LossModel::Bernoulli { p: prob } })
+            Ok(if prob == 0.0 {
+                LossModel::None
+            } else {
+                LossModel::Bernoulli { p: prob }
+            })
         }
         ["ge", gp, gr, rest @ ..] if rest.len() <= 2 => Ok(LossModel::GilbertElliott {
             p: p(gp)?,
@@ -205,7 +210,10 @@ pub fn parse_path(spec: &str) -> Result<PathSpec, SpecError> {
         match key {
             "listen" => {
                 listen = Some(value.parse().map_err(|_| {
-                    value_err(key, UnitError::new("address", value, "IP:PORT, e.g. 127.0.0.1:6000"))
+                    value_err(
+                        key,
+                        UnitError::new("address", value, "IP:PORT, e.g. 127.0.0.1:6000"),
+                    )
                 })?);
                 continue;
             }
@@ -249,9 +257,11 @@ pub fn parse_path(spec: &str) -> Result<PathSpec, SpecError> {
             spec: spec.to_owned(),
             message,
         };
-        let rate_bps = d
-            .rate_bps
-            .ok_or_else(|| invalid(format!("no rate for the {direction}: add rate=, e.g. rate=40mbit")))?;
+        let rate_bps = d.rate_bps.ok_or_else(|| {
+            invalid(format!(
+                "no rate for the {direction}: add rate=, e.g. rate=40mbit"
+            ))
+        })?;
         let queue = match d.queue.clone() {
             Some(QueueSpec::Packets(packets)) => QueueLimit::Packets { packets },
             Some(QueueSpec::Bytes(bytes)) => QueueLimit::Bytes { bytes },
@@ -297,7 +307,9 @@ pub fn parse_path(spec: &str) -> Result<PathSpec, SpecError> {
 
 /// Parses an event `PATH@TIME` (see the module documentation); `up` says what it does.
 pub fn parse_event(text: &str, up: bool) -> Result<ScheduledEvent, SpecError> {
-    let err = || SpecError::Event { text: text.to_owned() };
+    let err = || SpecError::Event {
+        text: text.to_owned(),
+    };
     let (path, at) = text.split_once('@').ok_or_else(err)?;
     let path = match path.trim() {
         "all" => PathSelector::All,

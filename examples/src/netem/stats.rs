@@ -52,7 +52,12 @@ impl DirectionCounters {
     /// All drops, whatever the reason.
     pub fn dropped(&self) -> Count {
         let mut total = Count::default();
-        for c in [self.dropped_queue, self.dropped_loss, self.dropped_down, self.dropped_other] {
+        for c in [
+            self.dropped_queue,
+            self.dropped_loss,
+            self.dropped_down,
+            self.dropped_other,
+        ] {
             total.packets = total.packets.saturating_add(c.packets);
             total.bytes = total.bytes.saturating_add(c.bytes);
         }
@@ -100,7 +105,17 @@ pub fn format_table(paths: &[PathCounters]) -> String {
     let _ = writeln!(
         out,
         "{:<4} {:<5} {:<8} {:>9} {:>11} {:>9} {:>11} {:>8} {:>8} {:>8} {:>8}",
-        "path", "state", "dir", "rx pkts", "rx bytes", "fwd pkts", "fwd bytes", "queue", "loss", "down", "other"
+        "path",
+        "state",
+        "dir",
+        "rx pkts",
+        "rx bytes",
+        "fwd pkts",
+        "fwd bytes",
+        "queue",
+        "loss",
+        "down",
+        "other"
     );
     for p in paths {
         for (name, c) in [("uplink", &p.uplink), ("downlink", &p.downlink)] {

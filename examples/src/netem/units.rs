@@ -84,7 +84,9 @@ pub fn parse_rate(text: &str) -> Result<u64, UnitError> {
         "gbit" => 1e9,
         _ => return Err(err()),
     };
-    let bps = parse_number(number).and_then(|v| scaled(v, scale)).ok_or_else(err)?;
+    let bps = parse_number(number)
+        .and_then(|v| scaled(v, scale))
+        .ok_or_else(err)?;
     if bps == 0 {
         return Err(err());
     }
@@ -93,7 +95,8 @@ pub fn parse_rate(text: &str) -> Result<u64, UnitError> {
 
 /// Parses a duration: `10ms`, `1.5s`, `250us`, `0`.
 pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
-    mpquic_netsim::units::parse_duration(text).map_err(|_| UnitError::new("duration", text, DURATION_EXPECTED))
+    mpquic_netsim::units::parse_duration(text)
+        .map_err(|_| UnitError::new("duration", text, DURATION_EXPECTED))
 }
 
 /// A queue limit as written on the command line, before the path's BDP is known.
@@ -139,7 +142,11 @@ pub fn parse_probability(text: &str) -> Result<f64, UnitError> {
         "%" => value / 100.0,
         _ => return Err(err()),
     };
-    if (0.0..=1.0).contains(&p) { Ok(p) } else { Err(err()) }
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(err())
+    }
 }
 
 #[cfg(test)]
