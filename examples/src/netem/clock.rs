@@ -2,10 +2,11 @@
 //! the emulator's start.
 //!
 //! [`monotonic_now`] is the only function of the emulator that reads the system clock. Deadlines go the
-//! other way, from a [`SimTime`] to a tokio [`Instant`] to sleep until; a sleep never ends before its
-//! deadline, so a datagram is never delivered before the arrival time the model gave it (tokio's timer
-//! rounds up to the millisecond, which adds at most about a millisecond of latency, never rate error: the
-//! model's departure times do not depend on when datagrams are actually sent).
+//! other way: the sender threads wait for `at - now` on a condition variable (a timed wait never ends
+//! before its deadline, so a datagram is never delivered before the arrival time the model gave it, and
+//! it ends within tens of microseconds after it), and scheduled events sleep until [`Clock::instant`] on
+//! tokio's timer (millisecond resolution, fine for events). Late wake-ups add latency, never rate error:
+//! the model's departure times do not depend on when datagrams are actually sent.
 
 use std::time::Instant as StdInstant;
 

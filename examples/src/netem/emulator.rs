@@ -1,11 +1,13 @@
 //! Starting the emulator and controlling it: [`Emulator::start`] binds every socket and spawns the relay
-//! tasks on the current tokio runtime; the returned [`EmulatorHandle`] reports the bound addresses, brings
+//! tasks on the current tokio runtime (receivers, schedule, control port) and one sender thread per path
+//! direction (see [`relay`]); the returned [`EmulatorHandle`] reports the bound addresses, brings
 //! paths up and down, changes link parameters, reads counters and shuts everything down.
 //!
 //! [`Controller`] is the cloneable part of the handle (no task ownership), for other tasks: the schedule,
 //! the control port, a signal handler.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use mpquic_netsim::link::{ConfigError, Link};
@@ -33,10 +35,10 @@ impl Emulator {
         let mut paths = Vec::with_capacity(config.paths.len());
         let mut sockets = Vec::with_capacity(config.paths.len());
         for (k, path) in config.paths.iter().enumerate() {
-            let front = bind(path.listen, format!("path {k} front")).await?;
+            let front = bind(path.listen, format!("path {k} front"))?;
             let back_bind = SocketAddr::new(unspecified(config.server.ip()), 0);
-            let back = bind(back_bind, format!("path {k} back")).await?;
-            back.connect(config.server).await?;
+            let back = bind(back_bind, format!("path {k} back"))?;
+            back.connect(config.server)?;
             let mut directions = Vec::with_capacity(2);
             for direction in Direction::BOTH {
                 let link = Link::new(path.link(direction).clone(), config.link_seed(k, direction)).map_err(
@@ -58,30 +60,42 @@ impl Emulator {
                 client: Mutex::new(None),
                 uplink,
                 downlink,
+                stopped: AtomicBool::new(false),
             }));
-            sockets.push((Arc::new(front), Arc::new(back)));
+            sockets.push((front, back));
         }
         let clock = Clock::start();
         let controller = Controller {
             inner: Arc::new(Inner { clock, paths }),
         };
         let mut tasks = JoinSet::new();
+        let mut threads = Vec::with_capacity(2 * sockets.len());
         for (path, (front, back)) in controller.inner.paths.iter().zip(sockets) {
-            tasks.spawn(relay::receive_uplink(Arc::clone(path), Arc::clone(&front), clock));
-            tasks.spawn(relay::receive_downlink(
-                Arc::clone(path),
-                Arc::clone(&back),
-                clock,
-            ));
-            tasks.spawn(relay::send(Arc::clone(path), Direction::Uplink, back, clock));
-            tasks.spawn(relay::send(Arc::clone(path), Direction::Downlink, front, clock));
+            // Two handles per socket: the task receives, the thread sends.
+            let (front_tx, back_tx) = (front.try_clone()?, back.try_clone()?);
+            let (front, back) = (UdpSocket::from_std(front)?, UdpSocket::from_std(back)?);
+            tasks.spawn(relay::receive_uplink(Arc::clone(path), front, clock));
+            tasks.spawn(relay::receive_downlink(Arc::clone(path), back, clock));
+            for (direction, socket) in [(Direction::Uplink, back_tx), (Direction::Downlink, front_tx)] {
+                let path = Arc::clone(path);
+                let thread = std::thread::Builder::new()
+                    .name(format!("netem-{}-{direction}", path.index))
+                    .spawn(move || relay::send_thread(path, direction, socket, clock));
+                match thread {
+                    Ok(t) => threads.push(t),
+                    Err(e) => {
+                        controller.inner.paths.iter().for_each(|p| relay::stop(p));
+                        return Err(NetemError::Io(e));
+                    }
+                }
+            }
         }
         if !config.events.is_empty() {
             tasks.spawn(control::run_schedule(controller.clone(), config.events.clone()));
         }
         let control_addr = match config.control {
             Some(addr) => {
-                let socket = bind(addr, "control port".to_owned()).await?;
+                let socket = UdpSocket::from_std(bind(addr, "control port".to_owned())?)?;
                 let bound = socket.local_addr()?;
                 tasks.spawn(control::serve(controller.clone(), socket));
                 Some(bound)
@@ -95,6 +109,7 @@ impl Emulator {
             controller,
             control_addr,
             tasks,
+            threads,
         })
     }
 }
@@ -106,10 +121,11 @@ fn unspecified(ip: IpAddr) -> IpAddr {
     }
 }
 
-async fn bind(addr: SocketAddr, what: String) -> Result<UdpSocket, NetemError> {
-    UdpSocket::bind(addr)
-        .await
-        .map_err(|source| NetemError::Bind { what, addr, source })
+/// A non-blocking UDP socket bound to `addr` (`what` names it in the error).
+fn bind(addr: SocketAddr, what: String) -> Result<std::net::UdpSocket, NetemError> {
+    let socket = std::net::UdpSocket::bind(addr).map_err(|source| NetemError::Bind { what, addr, source })?;
+    socket.set_nonblocking(true)?;
+    Ok(socket)
 }
 
 #[derive(Debug)]
@@ -235,6 +251,14 @@ pub struct EmulatorHandle {
     controller: Controller,
     control_addr: Option<SocketAddr>,
     tasks: JoinSet<()>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for EmulatorHandle {
+    /// Stops the sender threads (the tasks stop as the [`JoinSet`] is dropped).
+    fn drop(&mut self) {
+        self.controller.inner.paths.iter().for_each(|p| relay::stop(p));
+    }
 }
 
 impl EmulatorHandle {
@@ -268,10 +292,19 @@ impl EmulatorHandle {
         self.controller.stats()
     }
 
-    /// Stops every task and closes every socket; returns the final counters.
+    /// Stops every task and thread and closes every socket; returns the final counters.
     pub async fn shutdown(mut self) -> Vec<PathCounters> {
         self.tasks.abort_all();
         while self.tasks.join_next().await.is_some() {}
+        self.controller.inner.paths.iter().for_each(|p| relay::stop(p));
+        let threads = std::mem::take(&mut self.threads);
+        // Each thread returns as soon as it wakes; joining takes microseconds, off the runtime anyway.
+        let joined = tokio::task::spawn_blocking(move || {
+            for t in threads {
+                let _ = t.join();
+            }
+        });
+        let _ = joined.await;
         self.controller.stats()
     }
 }

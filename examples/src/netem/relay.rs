@@ -1,18 +1,20 @@
-//! The tasks that move datagrams: per path and direction, a receiver that runs each datagram through the
-//! link model and a sender that sends it at its arrival time.
+//! What moves datagrams: per path and direction, a receiver (a tokio task) that runs each datagram through
+//! the link model, and a sender (a thread, see [`send_thread`]) that sends it at its arrival time.
 //!
 //! The receiver never waits for a send: it only files the datagram in the direction's [`DirectionState`]
 //! (under a mutex held for microseconds, never across an `.await`) and wakes the sender if the datagram is
-//! due before anything else held. The sender sleeps until the earliest arrival time, then sends everything
-//! due (a batch when several fell into the same timer tick). Uplink: front socket → back socket (connected
-//! to the server). Downlink: back socket → front socket, to the last client address seen on the front.
+//! due before anything else held. The sender waits until the earliest arrival time, then sends everything
+//! due, without holding the lock. Uplink: front socket → back socket (connected to the server). Downlink:
+//! back socket → front socket, to the last client address seen on the front. Each socket is shared by a
+//! receiving task and a sending thread through two handles on the same non-blocking socket.
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use tokio::net::UdpSocket;
-use tokio::sync::Notify;
 
 use super::clock::Clock;
 use super::config::Direction;
@@ -30,21 +32,22 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Debug)]
 pub(crate) struct SharedDirection {
     pub(crate) state: Mutex<DirectionState>,
-    /// Wakes the sender when a datagram is due earlier than what it sleeps for.
-    wake: Notify,
+    /// Wakes the sender when a datagram is due earlier than what it waits for, or when stopping.
+    wake: Condvar,
 }
 
 impl SharedDirection {
     pub(crate) fn new(state: DirectionState) -> SharedDirection {
         SharedDirection {
             state: Mutex::new(state),
-            wake: Notify::new(),
+            wake: Condvar::new(),
         }
     }
 }
 
-/// Everything about one path the tasks and the controller share (not the sockets: only the tasks hold
-/// those, so that they close when the tasks stop even if a controller is still around).
+/// Everything about one path the tasks, the sender threads and the controller share (not the sockets: only
+/// the tasks and threads hold those, so that they close when these stop even if a controller is still
+/// around).
 #[derive(Debug)]
 pub(crate) struct PathShared {
     pub(crate) index: usize,
@@ -54,6 +57,8 @@ pub(crate) struct PathShared {
     pub(crate) client: Mutex<Option<SocketAddr>>,
     pub(crate) uplink: SharedDirection,
     pub(crate) downlink: SharedDirection,
+    /// Set once to stop the sender threads.
+    pub(crate) stopped: AtomicBool,
 }
 
 impl PathShared {
@@ -88,7 +93,7 @@ fn file(dir: &SharedDirection, clock: &Clock, payload: Vec<u8>) {
 }
 
 /// Receives client datagrams on the front socket and files them in the uplink.
-pub(crate) async fn receive_uplink(path: Arc<PathShared>, front: Arc<UdpSocket>, clock: Clock) {
+pub(crate) async fn receive_uplink(path: Arc<PathShared>, front: UdpSocket, clock: Clock) {
     let mut buf = vec![0u8; MAX_DATAGRAM];
     loop {
         let (len, from) = match front.recv_from(&mut buf).await {
@@ -112,7 +117,7 @@ pub(crate) async fn receive_uplink(path: Arc<PathShared>, front: Arc<UdpSocket>,
 }
 
 /// Receives server datagrams on the back socket and files them in the downlink.
-pub(crate) async fn receive_downlink(path: Arc<PathShared>, back: Arc<UdpSocket>, clock: Clock) {
+pub(crate) async fn receive_downlink(path: Arc<PathShared>, back: UdpSocket, clock: Clock) {
     let mut buf = vec![0u8; MAX_DATAGRAM];
     loop {
         let len = match back.recv(&mut buf).await {
@@ -132,39 +137,93 @@ pub(crate) async fn receive_downlink(path: Arc<PathShared>, back: Arc<UdpSocket>
     }
 }
 
-/// Sends the datagrams of one direction at their arrival times, from `socket` (the back socket for the
-/// uplink, the front socket for the downlink).
-pub(crate) async fn send(path: Arc<PathShared>, direction: Direction, socket: Arc<UdpSocket>, clock: Clock) {
+/// How often, and how long apart, a send that would block is retried before the datagram is dropped.
+const SEND_RETRIES: u32 = 20;
+const SEND_RETRY_PAUSE: Duration = Duration::from_micros(50);
+
+/// Sends one datagram on a non-blocking socket, retrying briefly while the socket buffer is full.
+fn send_one(socket: &std::net::UdpSocket, payload: &[u8], to: Option<SocketAddr>) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        let sent = match to {
+            Some(to) => socket.send_to(payload, to),
+            None => socket.send(payload),
+        };
+        match sent {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && tries < SEND_RETRIES => {
+                tries += 1;
+                std::thread::sleep(SEND_RETRY_PAUSE);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The sender of one direction, on its own thread: sends each datagram at its arrival time from `socket`
+/// (the back socket, connected to the server, for the uplink; the front socket, to the client, for the
+/// downlink) until the path is stopped.
+///
+/// A thread rather than a tokio task because tokio's timer rounds every sleep up to the next millisecond,
+/// which would add about a millisecond of latency per direction; a condition variable's timed wait ends
+/// within tens of microseconds of the deadline, and never before it.
+pub(crate) fn send_thread(
+    path: Arc<PathShared>,
+    direction: Direction,
+    socket: std::net::UdpSocket,
+    clock: Clock,
+) {
     let dir = path.direction(direction);
     let mut due = Vec::new();
+    let mut state = lock(&dir.state);
     loop {
-        // Created before looking at the state: a datagram filed after the look leaves a permit.
-        let woken = dir.wake.notified();
-        let next = lock(&dir.state).take_due(clock.now(), &mut due);
+        if path.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        let now = clock.now();
+        let next = state.take_due(now, &mut due);
+        if due.is_empty() {
+            state = match next {
+                Some(at) => dir
+                    .wake
+                    .wait_timeout(state, at.saturating_duration_since(now))
+                    .map_or_else(|e| e.into_inner().0, |(guard, _)| guard),
+                None => dir.wake.wait(state).unwrap_or_else(PoisonError::into_inner),
+            };
+            continue;
+        }
+        drop(state);
+        let to = match direction {
+            Direction::Uplink => None,
+            Direction::Downlink => *lock(&path.client),
+        };
+        let mut failed = Vec::new();
         for payload in due.drain(..) {
-            let sent = match direction {
-                Direction::Uplink => socket.send(&payload).await.map(|_| ()),
-                Direction::Downlink => {
-                    let client = *lock(&path.client);
-                    match client {
-                        Some(to) => socket.send_to(&payload, to).await.map(|_| ()),
-                        None => Err(io::Error::new(io::ErrorKind::NotConnected, "no client address")),
-                    }
+            let sent = match (direction, to) {
+                (Direction::Downlink, None) => {
+                    Err(io::Error::new(io::ErrorKind::NotConnected, "no client address"))
                 }
+                _ => send_one(&socket, &payload, to),
             };
             if let Err(e) = sent {
                 tracing::debug!(path = path.index, %direction, error = %e, "send failed");
-                lock(&dir.state).send_failed(payload.len());
+                failed.push(payload.len());
             }
         }
-        match next {
-            Some(at) => {
-                tokio::select! {
-                    () = tokio::time::sleep_until(clock.instant(at)) => {}
-                    () = woken => {}
-                }
-            }
-            None => woken.await,
+        state = lock(&dir.state);
+        for len in failed {
+            state.send_failed(len);
         }
+    }
+}
+
+/// Stops a path's sender threads (they return at their next wake-up, which this causes).
+pub(crate) fn stop(path: &PathShared) {
+    path.stopped.store(true, Ordering::Release);
+    for direction in Direction::BOTH {
+        let dir = path.direction(direction);
+        // Taking the lock orders this wake-up after a sender's check of `stopped`, or before its wait.
+        let _state = lock(&dir.state);
+        dir.wake.notify_all();
     }
 }
