@@ -1,7 +1,7 @@
 //! The emulator's clock: real monotonic time mapped onto the link model's [`SimTime`] as the offset from
 //! the emulator's start.
 //!
-//! [`monotonic_now`] is the only function of the emulator that reads the system clock. Deadlines go the
+//! `monotonic_now` is the only function of the emulator that reads the system clock. Deadlines go the
 //! other way: the sender threads wait for `at - now` on a condition variable (a timed wait never ends
 //! before its deadline, so a datagram is never delivered before the arrival time the model gave it, and
 //! it ends within tens of microseconds after it), and scheduled events sleep until [`Clock::instant`] on

@@ -260,4 +260,22 @@ mod tests {
         let _ = d.take_due(SimTime::from_millis(100), &mut out);
         assert_eq!(out.len(), 1);
     }
+
+    #[test]
+    fn duplicates_and_corruption_are_counted_on_the_side() {
+        use mpquic_netsim::link::Impairments;
+        let config = LinkConfig::new(8_000_000, Duration::from_millis(1)).with_impairments(Impairments {
+            corruption: 1.0,
+            duplication: 1.0,
+        });
+        let mut d = DirectionState::new(Link::new(config, 1).unwrap(), 28);
+        let _ = d.offer(SimTime::ZERO, vec![0; 100]);
+        let mut out = Vec::new();
+        let _ = d.take_due(SimTime::from_millis(10), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0], out[1], "the copy carries the same (corrupted) bytes");
+        assert_eq!(out[0].iter().map(|b| b.count_ones()).sum::<u32>(), 1);
+        let c = d.counters();
+        assert_eq!((c.forwarded.packets, c.duplicated.packets, c.corrupted.packets), (1, 1, 1));
+    }
 }

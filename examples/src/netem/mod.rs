@@ -33,7 +33,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Modules: [`config`] (the library's input), [`spec`] and [`units`] (the command-line syntax), [`file`]
+//! Modules: [`config`] (the library's input), [`spec`] and [`units`] (the command-line syntax), [`file`](mod@file)
 //! (the TOML file), [`emulator`] (start, handle, controller), [`direction`] (one direction's state),
 //! [`relay`] (the socket tasks), [`control`] (schedule and control port), [`stats`] (counters), [`clock`],
 //! [`cli`] (the binary).

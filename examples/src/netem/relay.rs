@@ -1,5 +1,5 @@
 //! What moves datagrams: per path and direction, a receiver (a tokio task) that runs each datagram through
-//! the link model, and a sender (a thread, see [`send_thread`]) that sends it at its arrival time.
+//! the link model, and a sender (a thread, see `send_thread`) that sends it at its arrival time.
 //!
 //! The receiver never waits for a send: it only files the datagram in the direction's [`DirectionState`]
 //! (under a mutex held for microseconds, never across an `.await`) and wakes the sender if the datagram is
