@@ -276,6 +276,9 @@ mod tests {
         assert_eq!(out[0], out[1], "the copy carries the same (corrupted) bytes");
         assert_eq!(out[0].iter().map(|b| b.count_ones()).sum::<u32>(), 1);
         let c = d.counters();
-        assert_eq!((c.forwarded.packets, c.duplicated.packets, c.corrupted.packets), (1, 1, 1));
+        assert_eq!(
+            (c.forwarded.packets, c.duplicated.packets, c.corrupted.packets),
+            (1, 1, 1)
+        );
     }
 }
