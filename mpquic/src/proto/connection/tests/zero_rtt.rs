@@ -112,7 +112,6 @@ fn rfc9001_4_6_zero_rtt_accepted_data_delivered_in_0rtt_packets() {
     p.client_sent = Some(Vec::new());
     assert!(p.client.conn().is_zero_rtt_available());
     let data = pattern(6_000, 7);
-    let now = p.now;
     let conn = p.client.conn();
     let id = conn
         .open_bi()
