@@ -335,3 +335,21 @@ fn rfc9000_7_4_1_server_raising_limits_is_fine() {
             .any(|(_, e)| matches!(e, Event::ConnectionLost(_)))
     );
 }
+
+#[test]
+fn rfc9000_17_2_3_zero_rtt_data_sent_again_after_retry() {
+    // RFC 9000 §17.2.3: "A client SHOULD attempt to resend data in 0-RTT packets after it sends a new Initial
+    // packet." A fresh server endpoint (it cannot read the NEW_TOKEN token of the first one) requires a Retry;
+    // the 0-RTT packets of the first flight are dropped with the Initial they came with.
+    let mut p = resumed_pair(true, 308, |sc| Some(sc.clone()));
+    p.server.ep.set_require_retry(true);
+    assert!(p.client.conn().is_zero_rtt_available());
+    send_and_check(&mut p, &pattern(8_000, 6));
+    p.handshake();
+    assert!(p.client.conn().retried());
+    assert_eq!(
+        p.client.conn().handshake_kind(),
+        Some(HandshakeKind::ZeroRttAccepted)
+    );
+    assert!(p.server.conn().zero_rtt_packets() > 0);
+}
