@@ -121,6 +121,7 @@ fn tls_options() -> TlsOptions {
     TlsOptions {
         alpn_protocols: vec![ALPN.to_vec()],
         cipher_suites: vec![CipherSuite::Aes128Gcm],
+        early_data: false,
     }
 }
 

@@ -651,6 +651,7 @@ fn chacha_only() -> TlsOptions {
     TlsOptions {
         alpn_protocols: vec![ALPN.to_vec()],
         cipher_suites: vec![CipherSuite::ChaCha20Poly1305],
+        early_data: false,
     }
 }
 

@@ -25,7 +25,8 @@ use tokio::sync::Notify;
 use crate::cc::PathId;
 use crate::proto::coding::VarInt;
 use crate::proto::connection::{
-    Connection as CoreConnection, ConnectionError, ConnectionStats, EndpointEvent, Event, SendDatagramError,
+    Connection as CoreConnection, ConnectionError, ConnectionStats, EndpointEvent, Event, HandshakeKind,
+    SendDatagramError,
 };
 use crate::proto::endpoint::ConnectionHandle;
 use crate::proto::frame::Dir;
@@ -534,6 +535,70 @@ impl Connecting {
     pub fn remote_address(&self) -> Option<SocketAddr> {
         self.conn.as_ref().map(|c| c.remote)
     }
+
+    /// Uses the connection before its handshake completes (quinn's `Connecting::into_0rtt`).
+    ///
+    /// Client: succeeds when early data is offered (the rustls `ClientConfig` has `enable_early_data` and its
+    /// session store holds a ticket from this server that allows 0-RTT, see
+    /// [`TlsOptions::early_data`](crate::proto::crypto::TlsOptions::early_data)); streams opened and data
+    /// written now leave in 0-RTT packets, within the limits remembered from the earlier connection. If the
+    /// server rejects 0-RTT, the data is sent again in 1-RTT packets after the handshake (same streams, same
+    /// bytes) and [`ZeroRttAccepted`] resolves to `false`: the application decides whether what it sent under
+    /// 0-RTT assumptions still holds (RFC 9001 §4.6.2). 0-RTT data can be replayed by an attacker (RFC 9001
+    /// §9.2): send only idempotent requests. Without early data the `Connecting` is handed back.
+    ///
+    /// Server: always succeeds; streams the client opened in 0-RTT can be accepted at once. What the server
+    /// writes is sent once the handshake completes. [`ZeroRttAccepted`] says whether 0-RTT was accepted.
+    pub fn into_0rtt(mut self) -> Result<(Connection, ZeroRttAccepted), Connecting> {
+        let Some(conn) = self.conn.as_ref() else {
+            return Err(self);
+        };
+        let usable = {
+            let st = conn.lock();
+            st.error.is_none()
+                && (st.handshake_done
+                    || st.conn.is_zero_rtt_available()
+                    || st.conn.side() == crate::proto::transport_params::Side::Server)
+        };
+        if !usable {
+            return Err(self);
+        }
+        match self.conn.take() {
+            Some(conn) => {
+                let accepted = ZeroRttAccepted {
+                    shared: conn.0.clone(),
+                };
+                Ok((Connection { inner: conn }, accepted))
+            }
+            None => Err(self),
+        }
+    }
+}
+
+/// Resolves once the handshake of a connection used through [`Connecting::into_0rtt`] completes: `true` if
+/// the server accepted 0-RTT, `false` if it rejected it (or the connection failed first).
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct ZeroRttAccepted {
+    /// Not an application reference: waiting on this does not keep the connection open.
+    shared: Arc<ConnShared>,
+}
+
+impl Future for ZeroRttAccepted {
+    type Output = bool;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let mut st = self.shared.lock();
+        if st.handshake_done {
+            let kind = st.conn.handshake_kind();
+            return Poll::Ready(kind == Some(HandshakeKind::ZeroRttAccepted));
+        }
+        if st.error.is_some() {
+            return Poll::Ready(false);
+        }
+        register(&mut st.connecting, cx.waker());
+        Poll::Pending
+    }
 }
 
 impl Future for Connecting {
@@ -695,6 +760,12 @@ impl Connection {
     /// Why the connection ended, if it did.
     pub fn close_reason(&self) -> Option<ConnectionError> {
         self.inner.lock().error.clone()
+    }
+
+    /// How the handshake went (full, resumed, 0-RTT accepted or rejected); `None` while it is in progress
+    /// (a connection from [`Connecting::into_0rtt`]).
+    pub fn handshake_kind(&self) -> Option<HandshakeKind> {
+        self.inner.lock().conn.handshake_kind()
     }
 
     /// Client: whether the server made this connection prove its address with a Retry.

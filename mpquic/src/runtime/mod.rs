@@ -3,7 +3,9 @@
 //!
 //! - [`Endpoint`]: one UDP socket (through `quinn-udp`: GSO/GRO batching, ECN, destination addresses),
 //!   [`Endpoint::client`] / [`Endpoint::server`], [`Endpoint::connect`] → [`Connecting`] → [`Connection`],
-//!   [`Endpoint::accept`], [`Endpoint::close`] and [`Endpoint::wait_idle`] for a clean shutdown.
+//!   [`Endpoint::accept`], [`Endpoint::close`] and [`Endpoint::wait_idle`] for a clean shutdown;
+//!   [`Connecting::into_0rtt`] uses a connection before its handshake completes (0-RTT on a resumed
+//!   session), with [`ZeroRttAccepted`] telling whether the server accepted it.
 //! - [`Connection`]: [`open_bi`](Connection::open_bi), [`open_uni`](Connection::open_uni),
 //!   [`accept_bi`](Connection::accept_bi), [`accept_uni`](Connection::accept_uni),
 //!   [`send_datagram`](Connection::send_datagram), [`read_datagram`](Connection::read_datagram),
@@ -35,7 +37,7 @@ mod paths;
 mod socket;
 mod streams;
 
-pub use connection::{Connecting, Connection};
+pub use connection::{Connecting, Connection, ZeroRttAccepted};
 pub use endpoint::{ConnectError, Endpoint};
 pub use paths::PathEvent;
 pub use streams::{ReadError, RecvStream, SendStream, WriteError};
@@ -45,8 +47,8 @@ pub use crate::proto::cid::OpenPathError;
 pub use crate::proto::coding::VarInt;
 pub use crate::proto::connection::ClosePathError;
 pub use crate::proto::connection::{
-    ClientConfig, ConnectionError, ConnectionStats, PathStats, PreferredAddressConfig, SendDatagramError,
-    ServerConfig, TransportConfig,
+    ClientConfig, ConnectionError, ConnectionStats, HandshakeKind, PathStats, PreferredAddressConfig,
+    SendDatagramError, ServerConfig, TransportConfig,
 };
 pub use crate::proto::streams::StreamId;
 pub use crate::sched::PathStatus;

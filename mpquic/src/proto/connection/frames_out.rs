@@ -64,7 +64,7 @@ impl Connection {
                             space.ack.on_ack_frame_acked(largest);
                         }
                     }
-                    Level::OneRtt => {
+                    Level::ZeroRtt | Level::OneRtt => {
                         if let Some(p) = self.paths.get_mut(&path) {
                             p.ack.on_ack_frame_acked(largest);
                         }

@@ -11,12 +11,15 @@
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
 //! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)
-//! marking and validation) and `migration` (path validation, NAT rebinding, [`Connection::migrate`]).
+//! marking and validation), `migration` (path validation, NAT rebinding, [`Connection::migrate`]) and
+//! `early_data` (0-RTT keys, remembered transport parameters, acceptance and rejection,
+//! [`Connection::handshake_kind`]).
 
 mod alt_path;
 mod cids;
 mod close;
 mod config;
+mod early_data;
 mod ecn;
 mod events;
 mod frames_out;
@@ -43,6 +46,7 @@ pub use config::{
     AckPathPolicy, CcFactory, ClientConfig, DEFAULT_INITIAL_MAX_PATH_ID, PreferredAddressConfig, Rng,
     SchedFactory, ServerConfig, TransportConfig,
 };
+pub use early_data::HandshakeKind;
 pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
@@ -235,6 +239,10 @@ pub struct Connection {
     tokens: Tokens,
     /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
     raw_initial_frames: Vec<Vec<u8>>,
+    /// Raw frames injected by tests into the next 0-RTT packet (always empty otherwise).
+    raw_zero_rtt_frames: Vec<Vec<u8>>,
+    /// 0-RTT keys, remembered transport parameters and the server's answer (`early_data`).
+    early: early_data::EarlyData,
     /// Source address, local address and size of the datagram being processed.
     rx_from: Option<(SocketAddr, Option<SocketAddr>, u64)>,
     /// The datagram being processed came from a new peer address and carried the largest packet number so far
@@ -303,6 +311,7 @@ impl Connection {
         let local_cids = Self::new_local_cids(&new)?;
         let rng = Rng::from_seed(new.seed);
         let mut conn = Self::build(new, tls, params, local_cids, rng)?;
+        conn.init_client_early_data();
         conn.write_tls();
         Ok(conn)
     }
@@ -456,6 +465,8 @@ impl Connection {
             view_scratch: Vec::new(),
             duplicates: VecDeque::new(),
             raw_initial_frames: Vec::new(),
+            raw_zero_rtt_frames: Vec::new(),
+            early: early_data::EarlyData::default(),
             rx_from: None,
             rx_migrate: false,
             tokens: new.tokens,
@@ -617,9 +628,11 @@ impl Connection {
         if self.is_closed() {
             return Err(SendDatagramError::Closed);
         }
+        // RFC 9221 §3 with RFC 9000 §7.4.1: in 0-RTT the remembered max_datagram_frame_size applies.
         let max = self
             .peer_params
             .as_ref()
+            .or(self.remembered_params())
             .and_then(|p| p.max_datagram_frame_size)
             .ok_or(SendDatagramError::Unsupported)?;
         // RFC 9221 §3: "An endpoint MUST NOT send DATAGRAM frames until it has received the
@@ -712,6 +725,7 @@ impl Connection {
                 }
             }
         }
+        self.on_tls_keys_for_early_data();
     }
 
     /// Applies the peer's transport parameters once TLS has them.
@@ -723,6 +737,7 @@ impl Connection {
             return Ok(());
         };
         let params = TransportParameters::decode(raw, self.side.peer())?;
+        self.on_early_data_decided(now, &params)?;
         let observed = scid
             .copied()
             .or_else(|| self.paths.get(&PathId(0)).map(|p| p.remote_cid));

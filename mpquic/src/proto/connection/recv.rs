@@ -207,10 +207,7 @@ impl Connection {
             PacketType::Initial => (Level::Initial, PacketKind::Initial),
             PacketType::Handshake => (Level::Handshake, PacketKind::Handshake),
             PacketType::OneRtt => (Level::OneRtt, PacketKind::OneRtt),
-            PacketType::ZeroRtt => {
-                self.stats.packets_dropped += 1;
-                return Ok(());
-            }
+            PacketType::ZeroRtt => (Level::ZeroRtt, PacketKind::ZeroRtt),
         };
         let Some((pn, header, payload_len)) = self.unprotect(now, path_id, level, pd, &mut packet) else {
             self.stats.packets_dropped += 1;
@@ -220,7 +217,7 @@ impl Connection {
         // after removing both packet and header protection as a connection error of type PROTOCOL_VIOLATION."
         header.check_reserved_bits()?;
         let duplicate = match level {
-            Level::OneRtt => self.paths.get(&path_id).is_none_or(|p| p.ack.is_duplicate(pn)),
+            Level::ZeroRtt | Level::OneRtt => self.paths.get(&path_id).is_none_or(|p| p.ack.is_duplicate(pn)),
             _ => self
                 .spaces
                 .get(level_index(level))
@@ -231,10 +228,13 @@ impl Connection {
             return Ok(());
         }
         self.stats.packets_received += 1;
-        if level == Level::OneRtt {
+        if matches!(level, Level::ZeroRtt | Level::OneRtt) {
             if let Some(p) = self.paths.get_mut(&path_id) {
                 p.packets_received += 1;
             }
+        }
+        if level == Level::OneRtt {
+            self.on_one_rtt_received_for_early_data();
         }
         if self.side == crate::proto::transport_params::Side::Client && level == Level::Initial {
             // RFC 9000 §7.2: "the client MUST change the Destination Connection ID it uses for sending packets
@@ -280,6 +280,9 @@ impl Connection {
         for frame in decode_frames(&payload) {
             let frame = frame?;
             frame.check_allowed_in(kind)?;
+            if level == Level::ZeroRtt {
+                Self::check_zero_rtt_frame(&frame)?;
+            }
             ack_eliciting |= frame.is_ack_eliciting();
             non_probing |= !frame.is_probing();
             self.handle_frame(now, level, path_id, scid.as_ref(), &dcid, frame, &payload)?;
@@ -295,7 +298,9 @@ impl Connection {
         }
         let ecn = ecn.unwrap_or_default();
         match level {
-            Level::OneRtt => {
+            // RFC 9001 §5.6: "A server MUST NOT use 0-RTT keys to protect packets; it uses 1-RTT keys to protect
+            // acknowledgements of 0-RTT packets": 0-RTT packets enter path 0's application-data ACK tracker.
+            Level::ZeroRtt | Level::OneRtt => {
                 if let Some(p) = self.paths.get_mut(&path_id) {
                     p.ack.on_packet_received(now, pn, ack_eliciting, ecn);
                 }
@@ -338,6 +343,7 @@ impl Connection {
                 }
                 Some((pn, header, opened.len))
             }
+            Level::ZeroRtt => self.unprotect_zero_rtt(pd, packet),
             Level::Initial | Level::Handshake => {
                 let space = self.spaces.get(level_index(level))?;
                 let keys = space.keys.as_ref()?;
@@ -477,6 +483,8 @@ impl Connection {
         let (space, path_id) = match level {
             Level::Initial => (SpaceId::Initial, PathId(0)),
             Level::Handshake => (SpaceId::Handshake, PathId(0)),
+            // RFC 9000 §12.4: no ACK in 0-RTT packets (refused before dispatch).
+            Level::ZeroRtt => return Ok(()),
             Level::OneRtt => {
                 // draft-ietf-quic-multipath-21 §2: PATH_ACK acknowledges one path's packets and may travel on any
                 // path; a plain ACK in 1-RTT means path 0. Unknown or abandoned paths: ignored.

@@ -105,6 +105,7 @@ impl Connection {
         if let Some(c) = self.crypto.get_mut(0) {
             c.restart();
         }
+        self.resend_zero_rtt_after_retry(self.last_now);
     }
 
     /// NEW_TOKEN from the server: keep it for the next connection to this server (RFC 9000 §8.1.3).

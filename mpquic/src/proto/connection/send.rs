@@ -30,7 +30,7 @@ use super::{Connection, Event, Transmit};
 const MAX_DUPLICATES: usize = 64;
 
 /// AEAD tag length of every QUIC v1 suite.
-const TAG_LEN: usize = 16;
+pub(super) const TAG_LEN: usize = 16;
 
 /// What one call to the packet builder produced.
 #[derive(Debug, Clone, Copy, Default)]
@@ -49,7 +49,8 @@ fn space_of(level: Level) -> SpaceId {
     match level {
         Level::Initial => SpaceId::Initial,
         Level::Handshake => SpaceId::Handshake,
-        Level::OneRtt => SpaceId::Data,
+        // RFC 9000 §12.3: "0-RTT and 1-RTT packets share the application data packet number space".
+        Level::ZeroRtt | Level::OneRtt => SpaceId::Data,
     }
 }
 
@@ -111,7 +112,8 @@ impl Connection {
         }
         self.duplicate_on.clear();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
-        let (path_id, data_path) = if long_work.iter().any(|w| *w) {
+        let zero_rtt_work = self.zero_rtt_has_work();
+        let (path_id, data_path) = if long_work.iter().any(|w| *w) || zero_rtt_work {
             (PathId(0), self.choose_data_path(now) == Some(PathId(0)))
         } else if let Some(p) = self.take_duplicate() {
             (p, true)
@@ -133,8 +135,10 @@ impl Connection {
         let one_rtt_work = self.one_rtt_has_work(now, path_id, data_path);
         // The levels with something to send, in coalescing order (no allocation: this runs per datagram).
         let long = |i: usize| path_id == PathId(0) && long_work.get(i).copied().unwrap_or(false);
+        // RFC 9000 §12.2 order of coalesced packets: Initial, 0-RTT, Handshake, 1-RTT.
         let wanted = [
             (Level::Initial, long(0)),
+            (Level::ZeroRtt, path_id == PathId(0) && zero_rtt_work),
             (Level::Handshake, long(1)),
             (Level::OneRtt, one_rtt_work),
         ];
@@ -163,6 +167,10 @@ impl Connection {
             } else {
                 None
             };
+            if level == Level::ZeroRtt {
+                ack_eliciting |= self.build_zero_rtt_packet(now, buf, limit, pad_to);
+                continue;
+            }
             let probe = self
                 .paths
                 .get(&path_id)
@@ -243,7 +251,7 @@ impl Connection {
             && match level {
                 Level::Handshake => true,
                 Level::Initial => !has_hs,
-                Level::OneRtt => false,
+                Level::ZeroRtt | Level::OneRtt => false,
             };
         let raw = level == Level::Initial && !self.raw_initial_frames.is_empty();
         crypto || ack || probe || anti || raw
@@ -427,28 +435,19 @@ impl Connection {
                             .is_none_or(|t| t <= now))
             });
         if data_ok {
-            let mut stream_bytes = 0;
-            while end.saturating_sub(buf.len()) > 16 {
-                let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
-                    break;
-                };
-                frame.encode(buf, true);
-                let record = frame.record();
-                stream_bytes += record.len;
-                records.push(FrameRecord::Stream(record));
-                ack_eliciting = true;
-            }
+            let before = records.len();
+            ack_eliciting |= self.write_data_frames(buf, end, &mut records);
+            let stream_bytes: u64 = records
+                .get(before..)
+                .unwrap_or_default()
+                .iter()
+                .map(|r| match r {
+                    FrameRecord::Stream(s) => s.len,
+                    _ => 0,
+                })
+                .sum();
             if let Some(p) = self.paths.get_mut(&path_id) {
                 p.stream_bytes_sent = p.stream_bytes_sent.saturating_add(stream_bytes);
-            }
-            while let Some(d) = self.datagrams_out.front() {
-                let frame = Datagram { data: d };
-                if frame.encoded_len(true) > end.saturating_sub(buf.len()) {
-                    break;
-                }
-                frame.encode(buf, true);
-                self.datagrams_out.pop_front();
-                ack_eliciting = true;
             }
         }
         if !self.duplicate_on.is_empty() && records.iter().any(|r| matches!(r, FrameRecord::Stream(_))) {
@@ -485,6 +484,30 @@ impl Connection {
             records,
         )?;
         Some(Built { ack_eliciting })
+    }
+
+    /// Writes STREAM frames (lost data first, then new) and queued DATAGRAMs up to offset `end` of `buf`;
+    /// returns whether it wrote any.
+    pub(super) fn write_data_frames(&mut self, buf: &mut Vec<u8>, end: usize, records: &mut Records) -> bool {
+        let mut wrote = false;
+        while end.saturating_sub(buf.len()) > 16 {
+            let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
+                break;
+            };
+            frame.encode(buf, true);
+            records.push(FrameRecord::Stream(frame.record()));
+            wrote = true;
+        }
+        while let Some(d) = self.datagrams_out.front() {
+            let frame = Datagram { data: d };
+            if frame.encoded_len(true) > end.saturating_sub(buf.len()) {
+                break;
+            }
+            frame.encode(buf, true);
+            self.datagrams_out.pop_front();
+            wrote = true;
+        }
+        wrote
     }
 
     fn write_ack_frame(
@@ -627,7 +650,7 @@ impl Connection {
 
     /// Pads, patches the Length, encrypts, applies header protection and records the packet.
     #[allow(clippy::too_many_arguments)]
-    fn seal_packet(
+    pub(super) fn seal_packet(
         &mut self,
         now: Instant,
         level: Level,
@@ -662,6 +685,12 @@ impl Connection {
                 let keys = self.one_rtt.as_mut()?;
                 keys.seal(path_id, pn, packet, header_len)
                     .and_then(|()| keys.local_header().apply(packet, pe.pn_offset()))
+            }
+            Level::ZeroRtt => {
+                let keys = self.zero_rtt_seal_keys()?;
+                keys.packet
+                    .seal(PathId(0), pn, packet, header_len)
+                    .and_then(|()| keys.header.apply(packet, pe.pn_offset()))
             }
             _ => {
                 let keys = self.spaces.get(level_index(level))?.keys.as_ref()?;
@@ -875,7 +904,7 @@ impl Connection {
 
 /// How a sealed packet is tracked by loss recovery.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tracking {
+pub(super) enum Tracking {
     /// Ack-eliciting, in flight, congestion controlled.
     AckEliciting,
     /// Not ack-eliciting (in flight only if padded).
@@ -905,12 +934,12 @@ struct OffPath<'a> {
 }
 
 /// What the header of the next packet needs, owned so that [`OutgoingHeader`] can borrow it.
-struct HeaderParts {
-    dcid: crate::proto::packet::ConnectionId,
-    scid: crate::proto::packet::ConnectionId,
+pub(super) struct HeaderParts {
+    pub(super) dcid: crate::proto::packet::ConnectionId,
+    pub(super) scid: crate::proto::packet::ConnectionId,
     token: bytes::Bytes,
-    pn: u64,
-    pn_len: usize,
+    pub(super) pn: u64,
+    pub(super) pn_len: usize,
     key_phase: bool,
 }
 
@@ -924,6 +953,10 @@ impl HeaderParts {
                 token: &self.token,
             },
             Level::Handshake => OutgoingHeader::Handshake {
+                dcid: &self.dcid,
+                scid: &self.scid,
+            },
+            Level::ZeroRtt => OutgoingHeader::ZeroRtt {
                 dcid: &self.dcid,
                 scid: &self.scid,
             },
@@ -948,7 +981,7 @@ impl Connection {
 
     /// Connection IDs, token, next packet number (RFC 9000 §17.1 length) and key phase for the next packet of
     /// `space` on `path_id` (`None` for an unknown path or an exhausted packet-number space).
-    fn header_parts(&self, level: Level, space: SpaceId, path_id: PathId) -> Option<HeaderParts> {
+    pub(super) fn header_parts(&self, level: Level, space: SpaceId, path_id: PathId) -> Option<HeaderParts> {
         let path = self.paths.get(&path_id)?;
         let pn = path.recovery.next_packet_number(space)?;
         Some(HeaderParts {

@@ -143,5 +143,7 @@ pub(super) fn level_index(level: Level) -> usize {
         Level::Initial => 0,
         Level::Handshake => 1,
         Level::OneRtt => 2,
+        // No CRYPTO stream and no long-header space: out of range of the per-level arrays.
+        Level::ZeroRtt => 3,
     }
 }

@@ -3,7 +3,14 @@
 //! [`TlsSession`] is a sans-IO wrapper: the connection feeds it the CRYPTO-frame bytes it receives
 //! ([`TlsSession::read_handshake`]), drains the bytes to send ([`TlsSession::write_handshake`]) and installs
 //! the keys each [`KeyChange`] hands out. Transport parameters travel as opaque bytes: the codec lives in the
-//! transport-parameters module. 0-RTT is not offered.
+//! transport-parameters module.
+//!
+//! 0-RTT (RFC 9001 §4.6): a client offers early data when its rustls configuration has
+//! `enable_early_data` and its session store holds a ticket that allows it; the 0-RTT keys are then
+//! [`TlsSession::zero_rtt_keys`] from the start, and rustls reports the transport parameters remembered with
+//! the ticket until the server's new ones arrive. A server accepts 0-RTT when its rustls configuration has
+//! `max_early_data_size = 0xffffffff` (RFC 9001 §4.6.1; rustls refuses any other non-zero value for QUIC) and
+//! the ticket allows it; it then gets the 0-RTT keys after reading the ClientHello.
 //!
 //! Configuration: clients verify the server's certificate against the roots the caller supplies (no bundled
 //! root store); [`client_config_dangerous_skip_verification`] turns that off for tests and labs. Only TLS 1.3
@@ -21,11 +28,14 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, S
 use super::{Keys, OneRttKeys};
 use crate::proto::error::{TransportError, TransportErrorCode};
 
-/// An encryption level (RFC 9001 §4): which keys protect a CRYPTO frame's packet. 0-RTT is not supported.
+/// An encryption level (RFC 9001 §4): which keys protect a packet. TLS never writes CRYPTO data at the 0-RTT
+/// level (RFC 9000 §12.4: no CRYPTO frame in 0-RTT packets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     /// Initial packets.
     Initial,
+    /// 0-RTT packets (client to server only).
+    ZeroRtt,
     /// Handshake packets.
     Handshake,
     /// 1-RTT packets.
@@ -72,6 +82,10 @@ pub struct TlsOptions {
     pub alpn_protocols: Vec<Vec<u8>>,
     /// The suites to offer or accept (empty means all of [`CipherSuite::ALL`]).
     pub cipher_suites: Vec<CipherSuite>,
+    /// 0-RTT (RFC 9001 §4.6): a client offers early data when it resumes a session whose ticket allows it; a
+    /// server issues tickets that allow it (max_early_data_size 0xffffffff, RFC 9001 §4.6.1) and accepts
+    /// it. Off by default: 0-RTT data can be replayed (RFC 9001 §9.2), so the application must opt in.
+    pub early_data: bool,
 }
 
 impl TlsOptions {
@@ -80,6 +94,7 @@ impl TlsOptions {
         TlsOptions {
             alpn_protocols: vec![alpn.to_vec()],
             cipher_suites: Vec::new(),
+            early_data: false,
         }
     }
 
@@ -105,7 +120,7 @@ pub fn client_config(roots: RootCertStore, options: &TlsOptions) -> Result<Arc<C
         .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols.clone_from(&options.alpn_protocols);
-    config.enable_early_data = false;
+    config.enable_early_data = options.early_data;
     Ok(Arc::new(config))
 }
 
@@ -125,7 +140,7 @@ pub fn client_config_dangerous_skip_verification(
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     config.alpn_protocols.clone_from(&options.alpn_protocols);
-    config.enable_early_data = false;
+    config.enable_early_data = options.early_data;
     Ok(Arc::new(config))
 }
 
@@ -140,8 +155,9 @@ pub fn server_config(
         .with_no_client_auth()
         .with_single_cert(cert_chain, key)?;
     config.alpn_protocols.clone_from(&options.alpn_protocols);
-    // RFC 9001 §4.6.1: a server that does not accept 0-RTT sends no max_early_data_size.
-    config.max_early_data_size = 0;
+    // RFC 9001 §4.6.1: "Servers MUST NOT send the early_data extension with a max_early_data_size field set to
+    // any value other than 0xffffffff." A server that does not accept 0-RTT sends none (size 0).
+    config.max_early_data_size = if options.early_data { u32::MAX } else { 0 };
     Ok(Arc::new(config))
 }
 
@@ -354,6 +370,27 @@ impl TlsSession {
             rustls::quic::Connection::Server(s) => s.server_name(),
             rustls::quic::Connection::Client(_) => None,
         }
+    }
+
+    /// The 0-RTT keys, if any (RFC 9001 §4.6): a client's when it offers early data, a server's once it
+    /// accepted early data in the ClientHello.
+    pub fn zero_rtt_keys(&self) -> Option<super::DirectionalKeys> {
+        self.conn.zero_rtt_keys().map(super::DirectionalKeys::from_rustls)
+    }
+
+    /// Client: whether the server accepted our early data (known once EncryptedExtensions is read).
+    pub fn is_early_data_accepted(&self) -> bool {
+        match &self.conn {
+            rustls::quic::Connection::Client(c) => c.is_early_data_accepted(),
+            rustls::quic::Connection::Server(_) => false,
+        }
+    }
+
+    /// Whether the handshake resumed a session (`None` until the ServerHello is processed).
+    pub fn is_resumed(&self) -> Option<bool> {
+        self.conn
+            .handshake_kind()
+            .map(|k| k == rustls::HandshakeKind::Resumed)
     }
 
     /// The peer's certificate chain, once received.

@@ -951,6 +951,32 @@ impl<T> PathRecovery<T> {
         out
     }
 
+    /// The server rejected 0-RTT (RFC 9001 §4.6.2): every packet outstanding in the application data space
+    /// (all of them 0-RTT packets at that point) is returned for its data to be sent again, and leaves the
+    /// bytes in flight. The space stays usable: packet numbers continue where they were (RFC 9000 §17.2.3:
+    /// "New packet numbers MUST be used for any new packets that are sent"). No controller event: the
+    /// packets were not lost to congestion.
+    pub fn drain_rejected_0rtt(&mut self, now: Instant) -> Vec<PacketRecord<T>> {
+        let Some(sp) = self
+            .spaces
+            .get_mut(SpaceId::Data as usize)
+            .and_then(Option::as_mut)
+        else {
+            return Vec::new();
+        };
+        self.bytes_in_flight = self.bytes_in_flight.saturating_sub(sp.sent.in_flight_bytes());
+        sp.loss_time = None;
+        sp.pending_probes = 0;
+        let out = sp
+            .sent
+            .drain_all()
+            .into_iter()
+            .map(|(pn, p)| PacketRecord::new(pn, p))
+            .collect();
+        self.set_loss_detection_timer(now);
+        out
+    }
+
     /// The path's state is deleted (draft-ietf-quic-multipath-21: "Packets still unacknowledged when path
     /// state is deleted count as lost"). Returns every outstanding packet of every space as lost, for the
     /// connection to reschedule on other paths; bytes in flight drop to zero and the timer is disarmed.

@@ -98,11 +98,18 @@ pub struct Pair {
     pub dead_sources: Vec<SocketAddr>,
     /// Extra one-way delay of datagrams from or to these addresses.
     pub extra_delay: HashMap<SocketAddr, Duration>,
+    /// Every datagram the client sent, when set.
+    pub client_sent: Option<Vec<Vec<u8>>>,
 }
 
 impl Pair {
     pub fn new(suite: Option<CipherSuite>, transport: TransportConfig, seed: u64) -> Pair {
         let (cc, sc) = configs(suite, transport);
+        Pair::from_configs(cc, sc, seed)
+    }
+
+    /// A pair whose client connects with `cc` to a server with `sc`.
+    pub fn from_configs(cc: ClientConfig, sc: ServerConfig, seed: u64) -> Pair {
         #[allow(clippy::disallowed_methods)] // virtual time starts at an arbitrary instant
         let now = Instant::now();
         let mut client = Node {
@@ -147,6 +154,7 @@ impl Pair {
             blackholed: Vec::new(),
             dead_sources: Vec::new(),
             extra_delay: HashMap::new(),
+            client_sent: None,
         }
     }
 
@@ -182,6 +190,11 @@ impl Pair {
                 }
             }
             for (data, ecn, from, to) in out {
+                if to_server {
+                    if let Some(log) = self.client_sent.as_mut() {
+                        log.push(data.clone());
+                    }
+                }
                 if !to_server {
                     *self.server_sent_to.entry(to).or_default() += data.len() as u64;
                     *self.server_sent_from.entry(from).or_default() += data.len() as u64;
@@ -350,6 +363,27 @@ impl Pair {
             self.step();
         }
         self.now = self.now.max(end);
+    }
+
+    /// Forgets both sides' connections and what is on the link, optionally gives the server endpoint a new
+    /// configuration (same seed), and starts a new client connection with the pair's client configuration
+    /// (its TLS session store, hence its tickets, carry over).
+    pub fn reconnect(&mut self, server: Option<ServerConfig>, seed: u64) {
+        self.client.conns.clear();
+        self.server.conns.clear();
+        self.client.events.clear();
+        self.server.events.clear();
+        self.link.clear();
+        if let Some(sc) = server {
+            self.server.ep = Endpoint::new(EndpointConfig { seed, cid_len: 8 }, Some(Arc::new(sc)));
+        }
+        let cc = self.client_config.clone();
+        let (h, c) = self
+            .client
+            .ep
+            .connect(self.now, &cc, addr(SERVER), "localhost")
+            .unwrap();
+        self.client.conns.insert(h, c);
     }
 
     pub fn handshake(&mut self) {

@@ -21,3 +21,4 @@ mod reset;
 mod retry;
 mod rules;
 mod transfer;
+mod zero_rtt;
