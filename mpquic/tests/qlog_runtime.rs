@@ -112,8 +112,7 @@ async fn qlog_directory_writes_one_parsable_file_per_side() {
         // The close reached the log: it was flushed when the connection drained.
         let last_state = recs
             .iter()
-            .filter(|r| r["name"] == "connectivity:connection_state_updated")
-            .last()
+            .rfind(|r| r["name"] == "connectivity:connection_state_updated")
             .unwrap();
         assert_eq!(last_state["data"]["new"], "closed", "{side}");
     }
