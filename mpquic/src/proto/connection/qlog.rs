@@ -1,6 +1,6 @@
 //! The connection's qlog events ([`crate::proto::qlog`] writes them): what is logged, when, and with which
-//! fields. Every hook starts with one branch on `self.qlog`: without a [`QlogFactory`] nothing is formatted
-//! or allocated.
+//! fields. Every hook starts with one branch on `self.qlog`: without a
+//! [`QlogFactory`](crate::proto::qlog::QlogFactory) nothing is formatted or allocated.
 //!
 //! Events (qlog 0.3 names; `path_id` is the multipath addition, draft-ietf-quic-multipath-21):
 //! - `transport:packet_sent` / `transport:packet_received` (hooks in `send.rs` / `recv.rs`, one per packet
