@@ -12,6 +12,7 @@ pub mod error;
 pub mod frame;
 pub mod packet;
 pub mod packet_number;
+pub mod qlog;
 pub mod range_set;
 pub mod recovery;
 pub mod stateless;

@@ -28,18 +28,23 @@
 //! datagram arrived on, to map it to a path: quinn-udp's `RecvMeta::dst_ip` gives it and is already passed to
 //! the core as the datagram's local address.
 //!
+//! qlog: set [`TransportConfig::qlog`] to [`qlog_directory`] to get one `.sqlog` file per connection and
+//! side.
+//!
 //! The crate documentation ([`crate`]) has a complete client/server example.
 
 mod clock;
 mod connection;
 mod endpoint;
 mod paths;
+mod qlog;
 mod socket;
 mod streams;
 
 pub use connection::{Connecting, Connection, ZeroRttAccepted};
 pub use endpoint::{ConnectError, Endpoint};
 pub use paths::PathEvent;
+pub use qlog::{QlogContext, QlogFactory, qlog_directory};
 pub use streams::{ReadError, RecvStream, SendStream, WriteError};
 
 pub use crate::cc::PathId;

@@ -130,6 +130,7 @@ impl Connection {
         if !matches!(self.state, State::Drained) {
             self.state = State::Drained;
             self.endpoint_events.push_back(EndpointEvent::Drained);
+            self.qlog_sync(super::qlog::Call::Timeout);
         }
     }
 

@@ -58,6 +58,9 @@ pub struct TransportConfig {
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
     pub use_preferred_address: bool,
+    /// Write a qlog (JSON-SEQ) of each connection into the writer this factory returns (`None`: no qlog).
+    /// See [`crate::proto::qlog`]; `mpquic::runtime::qlog_directory` opens one file per connection.
+    pub qlog: Option<crate::proto::qlog::QlogFactory>,
 }
 
 /// Where the acknowledgements of a path's packets travel (draft-ietf-quic-multipath-21 §5: PATH_ACK "may
@@ -121,6 +124,7 @@ impl Default for TransportConfig {
             initial_max_path_id: Some(DEFAULT_INITIAL_MAX_PATH_ID),
             ack_path: AckPathPolicy::SamePath,
             use_preferred_address: true,
+            qlog: None,
         }
     }
 }

@@ -27,6 +27,7 @@ mod migration;
 mod multipath;
 mod paths;
 mod probes;
+mod qlog;
 mod recv;
 mod retry;
 mod send;
@@ -42,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+pub use crate::proto::qlog::{QlogContext, QlogFactory};
 pub use config::{
     AckPathPolicy, CcFactory, ClientConfig, DEFAULT_INITIAL_MAX_PATH_ID, PreferredAddressConfig, Rng,
     SchedFactory, ServerConfig, TransportConfig,
@@ -248,6 +250,8 @@ pub struct Connection {
     /// The datagram being processed came from a new peer address and carried the largest packet number so far
     /// in a packet with a non-probing frame (RFC 9000 §9.3).
     rx_migrate: bool,
+    /// The qlog, if [`TransportConfig::qlog`] gave a writer (`qlog.rs`).
+    qlog: Option<Box<qlog::Qlog>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -424,6 +428,7 @@ impl Connection {
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
         let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
         let path_ids = crate::proto::cid::PathIds::new(new.side, local_params.initial_max_path_id);
+        let qlog = Self::qlog_open(&new, &local_params);
         Ok(Connection {
             side: new.side,
             rng,
@@ -469,6 +474,7 @@ impl Connection {
             early: early_data::EarlyData::default(),
             rx_from: None,
             rx_migrate: false,
+            qlog,
             tokens: new.tokens,
             config: new.config,
         })

@@ -332,6 +332,7 @@ impl Connection {
         }
         // "Packets still unacknowledged when path state is deleted count as lost": their frames go to the
         // surviving paths.
+        self.qlog_packets_lost(now, id, &lost, Some("path_abandoned"));
         self.stats.packets_lost += lost.len() as u64;
         for r in lost {
             self.on_records_lost(r.frames);
@@ -394,7 +395,12 @@ impl Connection {
     }
 
     /// Counts the packets of `path` declared lost.
-    pub(super) fn count_lost<T>(&mut self, path: PathId, lost: &[crate::proto::recovery::PacketRecord<T>]) {
+    pub(super) fn count_lost(
+        &mut self,
+        path: PathId,
+        lost: &[crate::proto::recovery::PacketRecord<super::frames_out::Records>],
+    ) {
+        self.qlog_packets_lost(self.last_now, path, lost, None);
         self.stats.packets_lost += lost.len() as u64;
         if let Some(p) = self.paths.get_mut(&path) {
             p.packets_lost += lost.len() as u64;

@@ -48,6 +48,7 @@ impl Connection {
         ecn: Option<EcnCodepoint>,
         mut data: BytesMut,
     ) {
+        self.qlog_sync(super::qlog::Call::Receive);
         if matches!(self.state, State::Draining { .. } | State::Drained) {
             return;
         }
@@ -269,6 +270,7 @@ impl Connection {
         } else {
             Bytes::new()
         };
+        self.qlog_packet_received(now, level, path_id, pn, header_len, &payload);
         let scid = header.scid;
         let mut ack_eliciting = false;
         let mut non_probing = false;

@@ -67,6 +67,7 @@ impl Connection {
     /// nothing is sent (`None`), `buf` keeps its old length. A caller batching datagrams (GSO) can so have
     /// each one built and sealed in place in its batch buffer.
     pub fn poll_transmit_append(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.qlog_sync(super::qlog::Call::Transmit);
         let base = buf.len();
         let t = self.build_transmit(now, buf, base);
         if t.is_none() {
@@ -678,6 +679,7 @@ impl Connection {
             buf.truncate(start);
             return None;
         }
+        self.qlog_packet_sent(now, level, path_id, pn, buf, start + header_len, packet_len);
         buf.put_bytes(0, TAG_LEN);
         let packet = buf.get_mut(start..)?;
         let sealed = match level {

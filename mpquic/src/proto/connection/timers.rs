@@ -56,6 +56,7 @@ impl Connection {
 
     /// Fires every timer due at `now`.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.qlog_sync(super::qlog::Call::Timeout);
         self.last_now = now;
         match self.state {
             State::Closing { deadline, .. } | State::Draining { deadline } => {

@@ -16,6 +16,7 @@ mod harness;
 mod migration;
 mod multipath;
 mod probes;
+mod qlog;
 mod random;
 mod reset;
 mod retry;
