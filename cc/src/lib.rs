@@ -75,6 +75,10 @@ pub mod olia;
 pub mod params;
 mod path_map;
 pub mod registry;
+mod round;
+pub mod scalable;
+#[cfg(test)]
+mod test_support;
 mod types;
 pub mod vegas;
 pub mod window;

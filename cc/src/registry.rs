@@ -85,6 +85,13 @@ static ALGORITHMS: &[AlgorithmInfo] = &[
         "BBRv1 (draft-cardwell-iccrg-bbr-congestion-control-00)"
     ),
     entry!(
+        scalable,
+        "scalable",
+        ["stcp"],
+        Uncoupled,
+        "Scalable TCP (Kelly, CCR 2003): +0.01 segment per ACK, x0.875 on loss"
+    ),
+    entry!(
         lia,
         "lia",
         ["coupled"],
