@@ -60,6 +60,7 @@
 
 pub mod balia;
 pub mod bbr;
+pub mod bic;
 pub mod ccubic;
 pub mod cmpbbr;
 mod controller;
@@ -69,6 +70,8 @@ pub mod delivery_rate;
 pub mod dlia;
 pub mod dolia;
 mod error;
+pub mod highspeed;
+pub mod hybla;
 pub mod lia;
 pub mod newreno;
 pub mod olia;
@@ -81,6 +84,7 @@ pub mod scalable;
 mod test_support;
 mod types;
 pub mod vegas;
+pub mod westwood;
 pub mod window;
 pub mod wvegas;
 

@@ -85,6 +85,34 @@ static ALGORITHMS: &[AlgorithmInfo] = &[
         "BBRv1 (draft-cardwell-iccrg-bbr-congestion-control-00)"
     ),
     entry!(
+        bic,
+        "bic",
+        ["bic-tcp"],
+        Uncoupled,
+        "BIC-TCP (Xu, Harfoush, Rhee, INFOCOM 2004): binary-search increase, max probing"
+    ),
+    entry!(
+        westwood,
+        "westwood",
+        ["westwood+", "westwoodplus"],
+        Uncoupled,
+        "Westwood+ (Mascolo et al. 2001; Grieco, Mascolo 2004): ssthresh = bandwidth estimate x RTTmin"
+    ),
+    entry!(
+        highspeed,
+        "highspeed",
+        ["hstcp"],
+        Uncoupled,
+        "HighSpeed TCP (RFC 3649): a(w), b(w) from the HighSpeed response function"
+    ),
+    entry!(
+        hybla,
+        "hybla",
+        [],
+        Uncoupled,
+        "TCP Hybla (Caini, Firrincieli 2004): increases scaled by rho = RTT/25 ms"
+    ),
+    entry!(
         scalable,
         "scalable",
         ["stcp"],

@@ -103,15 +103,24 @@ mod tests {
         let mut r = RttRounds::new(t);
         // Packets sent before the round began (t − 1 ms does not exist, so the round began at t + 5 ms).
         r.restart(t + ms(5));
-        assert_eq!(ack_event(t + ms(10), t, 1, 1000, ms(100), |ev| r.on_ack(ev)), None);
-        assert_eq!(ack_event(t + ms(20), t, 1, 1000, ms(140), |ev| r.on_ack(ev)), None);
+        assert_eq!(
+            ack_event(t + ms(10), t, 1, 1000, ms(100), |ev| r.on_ack(ev)),
+            None
+        );
+        assert_eq!(
+            ack_event(t + ms(20), t, 1, 1000, ms(140), |ev| r.on_ack(ev)),
+            None
+        );
         let stats = ack_event(t + ms(30), t + ms(5), 1, 1000, ms(120), |ev| r.on_ack(ev)).unwrap();
         // Samples 100, 140, 120: min 100, max 140, mean 120.
         assert_eq!(stats.count, 3);
         assert_eq!((stats.min, stats.max, stats.avg), (ms(100), ms(140), ms(120)));
         assert_eq!(r.base(), Some(ms(100)));
         // The next round began at t + 30 ms: a packet sent at t + 20 ms does not end it.
-        assert_eq!(ack_event(t + ms(40), t + ms(20), 1, 1000, ms(90), |ev| r.on_ack(ev)), None);
+        assert_eq!(
+            ack_event(t + ms(40), t + ms(20), 1, 1000, ms(90), |ev| r.on_ack(ev)),
+            None
+        );
         assert_eq!(r.base(), Some(ms(90)));
     }
 }

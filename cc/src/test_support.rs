@@ -63,7 +63,14 @@ pub(crate) fn ack_event_rtt<R>(
 }
 
 /// Feeds `c` an ACK at `now` of `n` packets of `bytes` sent at `sent`, every RTT estimate equal to `rtt`.
-pub(crate) fn ack(c: &mut impl PathController, now: Instant, sent: Instant, n: usize, bytes: u64, rtt: Duration) {
+pub(crate) fn ack(
+    c: &mut impl PathController,
+    now: Instant,
+    sent: Instant,
+    n: usize,
+    bytes: u64,
+    rtt: Duration,
+) {
     ack_event(now, sent, n, bytes, rtt, |ev| c.on_ack(ev));
 }
 
@@ -92,7 +99,9 @@ pub(crate) fn persistent_loss(now: Instant, sent: Instant) -> CongestionEvent {
 /// Builds a controller from `spec` with `from_params`, rejecting keys outside `keys` (as the registry does).
 pub(crate) fn build_spec(
     spec: &str,
-    from_params: fn(&mut crate::params::Params) -> Result<Box<dyn crate::CongestionController>, crate::CcError>,
+    from_params: fn(
+        &mut crate::params::Params,
+    ) -> Result<Box<dyn crate::CongestionController>, crate::CcError>,
     keys: &[&str],
 ) -> Result<Box<dyn crate::CongestionController>, crate::CcError> {
     let spec = crate::params::Spec::parse(spec)?;
