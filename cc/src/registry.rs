@@ -113,6 +113,20 @@ static ALGORITHMS: &[AlgorithmInfo] = &[
         "TCP Hybla (Caini, Firrincieli 2004): increases scaled by rho = RTT/25 ms"
     ),
     entry!(
+        illinois,
+        "illinois",
+        [],
+        Uncoupled,
+        "TCP-Illinois (Liu, Basar, Srikant 2006): alpha, beta from the average queueing delay"
+    ),
+    entry!(
+        htcp,
+        "htcp",
+        ["h-tcp"],
+        Uncoupled,
+        "H-TCP (Leith, Shorten 2004): alpha from the time since the last loss, beta = RTTmin/RTTmax"
+    ),
+    entry!(
         scalable,
         "scalable",
         ["stcp"],
