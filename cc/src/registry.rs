@@ -134,6 +134,27 @@ static ALGORITHMS: &[AlgorithmInfo] = &[
         "Scalable TCP (Kelly, CCR 2003): +0.01 segment per ACK, x0.875 on loss"
     ),
     entry!(
+        veno,
+        "veno",
+        [],
+        Uncoupled,
+        "TCP Veno (Fu, Liew, JSAC 2003): Vegas backlog tells random from congestive losses"
+    ),
+    entry!(
+        yeah,
+        "yeah",
+        ["yeah-tcp"],
+        Uncoupled,
+        "YeAH-TCP (Baiocchi, Castellani, Vacirca 2007): Scalable/Reno modes from a queue estimate"
+    ),
+    entry!(
+        lp,
+        "lp",
+        ["tcp-lp"],
+        Uncoupled,
+        "TCP-LP (Kuzmanovic, Knightly, INFOCOM 2003): low priority, yields on delay (RTT as OWD)"
+    ),
+    entry!(
         lia,
         "lia",
         ["coupled"],
