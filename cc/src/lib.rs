@@ -9,8 +9,10 @@
 //! need the state of every path at once, the trait a connection holds, [`CongestionController`], is **per
 //! connection**: one object owns all paths.
 //!
-//! Single-path algorithms (NewReno, CUBIC, Vegas, BBRv1) implement the smaller [`PathController`] trait and
-//! are lifted by [`Uncoupled`], which runs one independent instance per path.
+//! Single-path algorithms (NewReno, CUBIC, Vegas, BBRv1, and the controllers the published multipath studies
+//! run uncoupled on each subflow: BIC, Westwood+, HighSpeed, Hybla, Illinois, H-TCP, Scalable TCP, Veno, YeAH,
+//! TCP-LP) implement the smaller [`PathController`] trait and are lifted by [`Uncoupled`], which runs one
+//! independent instance per path.
 //!
 //! ## Using a controller
 //! Build one by name with [`registry::build`] (`"cubic"`, `"olia"`, `"ccubic:variant=a2"`; see
