@@ -9,8 +9,10 @@
 //! need the state of every path at once, the trait a connection holds, [`CongestionController`], is **per
 //! connection**: one object owns all paths.
 //!
-//! Single-path algorithms (NewReno, CUBIC, Vegas, BBRv1) implement the smaller [`PathController`] trait and
-//! are lifted by [`Uncoupled`], which runs one independent instance per path.
+//! Single-path algorithms (NewReno, CUBIC, Vegas, BBRv1, and the controllers the published multipath studies
+//! run uncoupled on each subflow: BIC, Westwood+, HighSpeed, Hybla, Illinois, H-TCP, Scalable TCP, Veno, YeAH,
+//! TCP-LP) implement the smaller [`PathController`] trait and are lifted by [`Uncoupled`], which runs one
+//! independent instance per path.
 //!
 //! ## Using a controller
 //! Build one by name with [`registry::build`] (`"cubic"`, `"olia"`, `"ccubic:variant=a2"`; see
@@ -60,6 +62,7 @@
 
 pub mod balia;
 pub mod bbr;
+pub mod bic;
 pub mod ccubic;
 pub mod cmpbbr;
 mod controller;
@@ -69,16 +72,28 @@ pub mod delivery_rate;
 pub mod dlia;
 pub mod dolia;
 mod error;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod lia;
+pub mod lp;
 pub mod newreno;
 pub mod olia;
 pub mod params;
 mod path_map;
 pub mod registry;
+mod round;
+pub mod scalable;
+#[cfg(test)]
+mod test_support;
 mod types;
 pub mod vegas;
+pub mod veno;
+pub mod westwood;
 pub mod window;
 pub mod wvegas;
+pub mod yeah;
 
 pub use controller::{CongestionController, PathController, PathControllerFactory, Uncoupled};
 pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};

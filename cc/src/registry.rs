@@ -85,6 +85,76 @@ static ALGORITHMS: &[AlgorithmInfo] = &[
         "BBRv1 (draft-cardwell-iccrg-bbr-congestion-control-00)"
     ),
     entry!(
+        bic,
+        "bic",
+        ["bic-tcp"],
+        Uncoupled,
+        "BIC-TCP (Xu, Harfoush, Rhee, INFOCOM 2004): binary-search increase, max probing"
+    ),
+    entry!(
+        westwood,
+        "westwood",
+        ["westwood+", "westwoodplus"],
+        Uncoupled,
+        "Westwood+ (Mascolo et al. 2001; Grieco, Mascolo 2004): ssthresh = bandwidth estimate x RTTmin"
+    ),
+    entry!(
+        highspeed,
+        "highspeed",
+        ["hstcp"],
+        Uncoupled,
+        "HighSpeed TCP (RFC 3649): a(w), b(w) from the HighSpeed response function"
+    ),
+    entry!(
+        hybla,
+        "hybla",
+        [],
+        Uncoupled,
+        "TCP Hybla (Caini, Firrincieli 2004): increases scaled by rho = RTT/25 ms"
+    ),
+    entry!(
+        illinois,
+        "illinois",
+        [],
+        Uncoupled,
+        "TCP-Illinois (Liu, Basar, Srikant 2006): alpha, beta from the average queueing delay"
+    ),
+    entry!(
+        htcp,
+        "htcp",
+        ["h-tcp"],
+        Uncoupled,
+        "H-TCP (Leith, Shorten 2004): alpha from the time since the last loss, beta = RTTmin/RTTmax"
+    ),
+    entry!(
+        scalable,
+        "scalable",
+        ["stcp"],
+        Uncoupled,
+        "Scalable TCP (Kelly, CCR 2003): +0.01 segment per ACK, x0.875 on loss"
+    ),
+    entry!(
+        veno,
+        "veno",
+        [],
+        Uncoupled,
+        "TCP Veno (Fu, Liew, JSAC 2003): Vegas backlog tells random from congestive losses"
+    ),
+    entry!(
+        yeah,
+        "yeah",
+        ["yeah-tcp"],
+        Uncoupled,
+        "YeAH-TCP (Baiocchi, Castellani, Vacirca 2007): Scalable/Reno modes from a queue estimate"
+    ),
+    entry!(
+        lp,
+        "lp",
+        ["tcp-lp"],
+        Uncoupled,
+        "TCP-LP (Kuzmanovic, Knightly, INFOCOM 2003): low priority, yields on delay (RTT as OWD)"
+    ),
+    entry!(
         lia,
         "lia",
         ["coupled"],

@@ -192,6 +192,24 @@ impl RenoWindow {
         ev: &AckEvent<'_>,
         mut ca_increase: impl FnMut(&RenoWindow, &AckedPacket) -> f64,
     ) {
+        self.on_ack_with(ev, |w, p, slow_start| {
+            if slow_start {
+                p.bytes as f64
+            } else {
+                ca_increase(w, p)
+            }
+        });
+    }
+
+    /// Like [`RenoWindow::on_ack`], but the increase of slow start is also the caller's:
+    /// `increase(self, packet, in_slow_start)` gives the bytes to add for each packet that may grow the window
+    /// (Hybla's `2^ρ − 1` segments per segment acknowledged, for instance). The recovery-period and
+    /// app-limited rules are the same.
+    pub fn on_ack_with(
+        &mut self,
+        ev: &AckEvent<'_>,
+        mut increase: impl FnMut(&RenoWindow, &AckedPacket, bool) -> f64,
+    ) {
         self.bytes_in_flight = ev.bytes_in_flight;
         self.srtt = Some(ev.rtt.smoothed);
         self.latest_rtt = Some(ev.rtt.latest);
@@ -206,11 +224,7 @@ impl RenoWindow {
                 // RFC 9002 §7.8: the window SHOULD NOT grow while under-utilised.
                 continue;
             }
-            let increase = if self.in_slow_start() {
-                packet.bytes as f64
-            } else {
-                ca_increase(self, packet)
-            };
+            let increase = increase(self, packet, self.in_slow_start());
             if increase.is_finite() && increase > 0.0 {
                 self.set_cwnd(self.cwnd + increase);
             }

@@ -1,6 +1,8 @@
 //! Properties every registered controller keeps, checked by proptest over random path sets (1–8 paths, random
 //! MSS and RTTs) and random event sequences:
-//! * no panic, windows within `[2·mds, max window]`, finite pacing rates, metrics agreeing with `window()`;
+//! * no panic, windows within `[2·mds, max window]`, finite pacing rates, metrics agreeing with `window()`
+//!   (every algorithm of [`registry::list`], so the single-path controllers of the published studies — BIC,
+//!   Westwood+, HighSpeed, Hybla, Illinois, H-TCP, Scalable, Veno, YeAH, TCP-LP — too);
 //! * determinism: the same events give the same windows;
 //! * with a single path, each coupled algorithm gives exactly the windows of its single-path counterpart.
 //!
@@ -320,8 +322,28 @@ proptest! {
 fn registry_lists_every_required_controller_and_rejects_bad_specs() {
     let names: Vec<&str> = registry::list().iter().map(|a| a.name).collect();
     for required in [
-        "newreno", "cubic", "bbr", "lia", "olia", "balia", "wvegas", "ccubic", "c-mpbbr", "dlia", "dolia",
+        "newreno",
+        "cubic",
+        "bbr",
+        "lia",
+        "olia",
+        "balia",
+        "wvegas",
+        "ccubic",
+        "c-mpbbr",
+        "dlia",
+        "dolia",
         "vegas",
+        "bic",
+        "westwood",
+        "highspeed",
+        "hybla",
+        "illinois",
+        "htcp",
+        "scalable",
+        "veno",
+        "yeah",
+        "lp",
     ] {
         assert!(names.contains(&required), "{required} missing from {names:?}");
     }
