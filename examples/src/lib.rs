@@ -2,5 +2,6 @@
 //! path), `mpquic-netem` (a user-space UDP relay emulating N paths with the simulator's link model, for machines
 //! without `tc netem`) and the end-to-end demo that starts all three on loopback.
 
+pub mod demo;
 pub mod netem;
 pub mod perf;

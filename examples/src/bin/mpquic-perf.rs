@@ -12,7 +12,11 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line naming what is valid, and exit code 2 (clap's own rendering adds a usage block).
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ");
             eprintln!("mpquic-perf: {first}");
             return ExitCode::from(2);
         }

@@ -206,7 +206,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("bad size `{s}` (e.g. 1500, 10M, 2GiB)"))?;
     let bytes = n * mult as f64;
-    if !(bytes >= 1.0 && bytes < 1e18) {
+    if !(1.0..1e18).contains(&bytes) {
         return Err(format!("size `{s}` out of range (1 byte to 10^18)"));
     }
     Ok(bytes as u64)

@@ -100,6 +100,7 @@ fn packet_type(level: Level) -> &'static str {
     match level {
         Level::Initial => "initial",
         Level::Handshake => "handshake",
+        Level::ZeroRtt => "0RTT",
         Level::OneRtt => "1RTT",
     }
 }

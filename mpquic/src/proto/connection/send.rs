@@ -975,9 +975,14 @@ impl Connection {
     /// The path that carries connection-level control frames: path 0, or the lowest live path once path 0 is
     /// abandoned.
     pub(super) fn control_path(&self) -> PathId {
+        let usable = |p: &&super::paths::Path| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0));
+        // A path that looks failed (consecutive PTOs while another works) carries no connection-level frames:
+        // a MAX_DATA stuck on a dead handshake path would stall every path.
         self.paths
             .values()
-            .find(|p| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0)))
+            .filter(usable)
+            .find(|p| !self.path_suspect(p.id))
+            .or_else(|| self.paths.values().find(usable))
             .map_or(PathId(0), |p| p.id)
     }
 

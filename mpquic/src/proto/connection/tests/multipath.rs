@@ -298,6 +298,16 @@ fn a_path_that_dies_without_notice_does_not_stall_the_transfer() {
     });
 }
 
+#[test]
+fn the_handshake_path_dying_without_notice_does_not_stall_the_transfer() {
+    let mut p = two_paths(50);
+    transfer_with(&mut p, 2_000_000, 400_000, |p| {
+        // Both directions of path 0 go dark; nobody abandons it.
+        p.blackholed.push(addr(CLIENT));
+        p.dead_sources.push(addr(CLIENT));
+    });
+}
+
 /// An upload of `size` bytes from the client over two paths, path 1 30 ms slower each way; returns the
 /// packets the server sent on path 1 (only acknowledgements and probes: it sends no data).
 fn server_packets_on_slow_path(policy: crate::proto::connection::AckPathPolicy, seed: u64) -> u64 {

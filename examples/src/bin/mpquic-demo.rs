@@ -1,0 +1,127 @@
+//! `mpquic-demo`: the README's main job. A multipath transfer on loopback over two emulated paths (server,
+//! emulator and client started in this process), printing per-path and total goodput.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use mpquic_tools::demo::{self, DemoLink, DemoOptions};
+use mpquic_tools::netem::stats::format_table;
+use mpquic_tools::netem::units::{parse_duration, parse_rate};
+use mpquic_tools::perf::cli::{parse_cc, parse_scheduler, parse_secs};
+use mpquic_tools::perf::report::{fmt_rate, summary_text};
+
+/// A real multipath QUIC transfer on loopback through two emulated paths, end to end.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mpquic-demo",
+    version,
+    after_help = "\
+Example: mpquic-demo -t 5 --cc olia --link 50mbit/20ms --link 10mbit/80ms
+
+The server, the link emulator (mpquic-netem) and the client (mpquic-perf) run in this process and talk over
+UDP on 127.0.0.1; run them as separate processes with mpquic-perf and mpquic-netem (see the README)."
+)]
+struct Args {
+    /// Transfer duration in seconds.
+    #[arg(short = 't', long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    time: f64,
+    /// Download (the server sends) instead of upload.
+    #[arg(short = 'R', long)]
+    reverse: bool,
+    /// Congestion controller of the sender (`cubic`, `olia`, `lia`, `balia`, `bbr`, …).
+    #[arg(long, value_name = "NAME[:PARAMS]", default_value = "cubic", value_parser = parse_cc)]
+    cc: String,
+    /// Scheduler of the sender (`minrtt`, `roundrobin`, `blest`, `ecf`, `redundant`, …).
+    #[arg(long, value_name = "NAME[:PARAMS]", default_value = "minrtt", value_parser = parse_scheduler)]
+    scheduler: String,
+    /// Parallel streams.
+    #[arg(short = 'P', long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=100))]
+    parallel: u16,
+    /// An emulated path `RATE/RTT` (repeatable; default: 40mbit/10ms and 20mbit/40ms).
+    #[arg(long = "link", value_name = "RATE/RTT", value_parser = parse_link)]
+    links: Vec<DemoLink>,
+    /// Print the client's report as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_link(s: &str) -> Result<DemoLink, String> {
+    let (rate, rtt) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}`: expected RATE/RTT, e.g. 40mbit/10ms"))?;
+    Ok(DemoLink {
+        rate_bps: parse_rate(rate).map_err(|e| e.to_string())?,
+        rtt: parse_duration(rtt).map_err(|e| e.to_string())?,
+    })
+}
+
+fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            eprintln!(
+                "mpquic-demo: {}",
+                text.lines()
+                    .next()
+                    .unwrap_or("bad arguments")
+                    .trim_start_matches("error: ")
+            );
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let mut options = DemoOptions {
+        duration: Duration::from_secs_f64(args.time),
+        download: args.reverse,
+        cc: args.cc,
+        scheduler: args.scheduler,
+        streams: args.parallel,
+        verbose: !args.json,
+        progress: !args.json && std::io::stdout().is_terminal(),
+        ..DemoOptions::default()
+    };
+    if !args.links.is_empty() {
+        options.links = args.links;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mpquic-demo: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(demo::run(&options)) {
+        Ok(r) if args.json => match serde_json::to_string_pretty(&r.report) {
+            Ok(json) => {
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mpquic-demo: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Ok(r) => {
+            print!("{}", summary_text(&r.report));
+            let share = r.report.total.goodput_bps / r.capacity_bps as f64 * 100.0;
+            println!(
+                "goodput {} = {share:.0} % of the emulated {} (QUIC, UDP and IP headers take ~5 %)",
+                fmt_rate(r.report.total.goodput_bps),
+                fmt_rate(r.capacity_bps as f64)
+            );
+            println!("\nemulator counters:\n{}", format_table(&r.emulator).trim_end());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mpquic-demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! `mpquic-perf server`, `mpquic-netem` and `mpquic-perf client --json` as separate processes on loopback:
+//! goodput over two emulated paths against the emulated rates, a path taken down mid-run, and the one-line
+//! usage errors.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+const PERF: &str = env!("CARGO_BIN_EXE_mpquic-perf");
+const NETEM: &str = env!("CARGO_BIN_EXE_mpquic-netem");
+
+/// Goodput tests share two cores: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A child process killed when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads the child's stdout until `pick` finds what it wants in a line (the rest keeps draining).
+fn read_until<T>(child: &mut Child, mut pick: impl FnMut(&str) -> Option<T>, mut want: usize) -> Vec<T> {
+    let out = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(out).lines();
+    let mut found = Vec::new();
+    while want > 0 {
+        let line = lines.next().expect("process ended early").unwrap();
+        if let Some(t) = pick(&line) {
+            found.push(t);
+            want -= 1;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    found
+}
+
+fn server() -> (Proc, SocketAddr) {
+    let mut child = Command::new(PERF)
+        .args(["server", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = read_until(
+        &mut child,
+        |l| {
+            l.strip_prefix("mpquic-perf server listening on ")
+                .map(|a| a.parse().unwrap())
+        },
+        1,
+    );
+    (Proc(child), addr[0])
+}
+
+/// Starts the emulator in front of `server` with `paths` specs; returns the front address of each path.
+fn netem(server: SocketAddr, paths: &[&str], extra: &[&str]) -> (Proc, Vec<SocketAddr>) {
+    let mut cmd = Command::new(NETEM);
+    cmd.args(["--server", &server.to_string(), "--listen", "127.0.0.1:0"]);
+    for p in paths {
+        cmd.args(["--path", p]);
+    }
+    let mut child = cmd.args(extra).stdout(Stdio::piped()).spawn().unwrap();
+    // "path k: client -> FRONT ... BACK -> server"
+    let fronts = read_until(
+        &mut child,
+        |l| {
+            let rest = l.strip_prefix("path ")?.split_once("client -> ")?.1;
+            rest.split_whitespace().next()?.parse().ok()
+        },
+        paths.len(),
+    );
+    (Proc(child), fronts)
+}
+
+fn client(args: &[&str]) -> Output {
+    Command::new(PERF).arg("client").args(args).output().unwrap()
+}
+
+/// Runs a client over both emulated paths and returns its JSON report.
+fn two_path_run(fronts: &[SocketAddr], extra: &[&str]) -> Value {
+    let second = format!("127.0.0.1={}", fronts[1]);
+    let front0 = fronts[0].to_string();
+    let mut args = vec![
+        front0.as_str(),
+        "--insecure",
+        "--json",
+        "--path",
+        "127.0.0.1",
+        "--path",
+        &second,
+    ];
+    args.extend_from_slice(extra);
+    let out = client(&args);
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// 40 Mbit/s with a 10 ms RTT and 20 Mbit/s with a 40 ms RTT, one BDP of queue each (the default).
+const PATHS: [&str; 2] = ["rate=40mbit,delay=5ms", "rate=20mbit,delay=20ms"];
+const CAPACITY_BPS: f64 = 60e6;
+
+fn check_both_paths_and_total(report: &Value) {
+    let paths = report["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 2, "{report:#}");
+    for p in paths {
+        // Each path carried at least a fifth of what it could have alone over the run.
+        let rate = if p["path"] == 0 { 40e6 } else { 20e6 };
+        let floor = rate / 8.0 * report["total"]["seconds"].as_f64().unwrap() / 5.0;
+        assert!(
+            p["bytes"].as_f64().unwrap() > floor,
+            "path {} carried too little: {p:#}",
+            p["path"]
+        );
+    }
+    assert_eq!(report["total"]["verified"], true);
+    let goodput = report["total"]["goodput_bps"].as_f64().unwrap();
+    let share = goodput / CAPACITY_BPS;
+    assert!(
+        (0.80..=1.05).contains(&share),
+        "total goodput {:.1} Mbit/s is {:.0} % of the emulated 60 Mbit/s",
+        goodput / 1e6,
+        share * 100.0
+    );
+}
+
+#[test]
+fn upload_over_two_emulated_paths_gets_their_summed_rate() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_server, addr) = server();
+    let (_netem, fronts) = netem(addr, &PATHS, &[]);
+    let report = two_path_run(&fronts, &["-t", "8"]);
+    assert_eq!(report["direction"], "upload");
+    check_both_paths_and_total(&report);
+}
+
+#[test]
+fn download_over_two_emulated_paths_gets_their_summed_rate() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_server, addr) = server();
+    let (_netem, fronts) = netem(addr, &PATHS, &[]);
+    let report = two_path_run(&fronts, &["-t", "8", "-R", "-P", "2"]);
+    assert_eq!(report["direction"], "download");
+    check_both_paths_and_total(&report);
+}
+
+#[test]
+fn a_path_taken_down_mid_run_does_not_stop_the_transfer() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_server, addr) = server();
+    // The handshake path (0, the faster one) goes down for good 3 s in.
+    let (_netem, fronts) = netem(addr, &PATHS, &["--down", "0@3s"]);
+    let report = two_path_run(&fronts, &["-t", "8"]);
+    assert_eq!(report["total"]["verified"], true);
+    let intervals = report["intervals"].as_array().unwrap();
+    let after: Vec<&Value> = intervals
+        .iter()
+        .filter(|i| i["start"].as_f64().unwrap() >= 4.5)
+        .collect();
+    assert!(after.len() >= 2, "{report:#}");
+    for i in after {
+        // Path 1 alone: 20 Mbit/s; the connection keeps going at a good part of it.
+        let g = i["total_goodput_bps"].as_f64().unwrap();
+        assert!(g > 10e6, "goodput {g} after path 0 went down: {i:#}");
+        let p0 = i["paths"].as_array().unwrap().iter().find(|p| p["path"] == 0);
+        assert!(
+            p0.is_none_or(|p| p["bytes"].as_u64().unwrap() < 100_000),
+            "path 0 is down: {i:#}"
+        );
+    }
+}
+
+fn usage_error(args: &[&str]) -> String {
+    let out = client(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
+    err
+}
+
+#[test]
+fn bad_cc_or_path_is_a_one_line_error_naming_the_valid_choices() {
+    let e = usage_error(&["127.0.0.1:4433", "--cc", "tahoe"]);
+    assert!(
+        e.contains("tahoe") && e.contains("cubic") && e.contains("olia") && e.contains("balia"),
+        "{e}"
+    );
+    let e = usage_error(&["127.0.0.1:4433", "--cc", "cubic:gamma=2"]);
+    assert!(e.contains("gamma") && e.contains("beta"), "{e}");
+    let e = usage_error(&["127.0.0.1:4433", "--scheduler", "fastest"]);
+    assert!(e.contains("minrtt") && e.contains("roundrobin"), "{e}");
+    let e = usage_error(&["127.0.0.1:4433", "--path", "not-an-address"]);
+    assert!(e.contains("LOCAL[=REMOTE][,backup]"), "{e}");
+    let e = usage_error(&["127.0.0.1:4433", "--path", "127.0.0.1,spare"]);
+    assert!(e.contains("valid: backup"), "{e}");
+}
