@@ -211,3 +211,64 @@ fn bad_cc_or_path_is_a_one_line_error_naming_the_valid_choices() {
     let e = usage_error(&["127.0.0.1:4433", "--path", "127.0.0.1,spare"]);
     assert!(e.contains("valid: backup"), "{e}");
 }
+
+#[test]
+fn qlog_dir_gets_one_parsable_trace_per_side() {
+    let dir = std::env::temp_dir().join(format!("mpquic-perf-qlog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (sdir, cdir) = (dir.join("server"), dir.join("client"));
+    let mut child = Command::new(PERF)
+        .args([
+            "server",
+            "--bind",
+            "127.0.0.1:0",
+            "-1",
+            "--qlog",
+            sdir.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr: Vec<SocketAddr> = read_until(
+        &mut child,
+        |l| {
+            l.strip_prefix("mpquic-perf server listening on ")
+                .map(|a| a.parse().unwrap())
+        },
+        1,
+    );
+    let out = client(&[
+        &addr[0].to_string(),
+        "-k",
+        "-n",
+        "1M",
+        "-i",
+        "0",
+        "--qlog",
+        cdir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The one-off server exits after the connection, flushing its trace.
+    assert!(child.wait().unwrap().success());
+    for (side, d) in [("client", &cdir), ("server", &sdir)] {
+        let files: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert!(files[0].to_str().unwrap().ends_with(&format!("_{side}.sqlog")));
+        let text = std::fs::read_to_string(&files[0]).unwrap();
+        let records: Vec<Value> = text
+            .split('\u{1e}')
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| serde_json::from_str(r).unwrap())
+            .collect();
+        assert_eq!(records[0]["qlog_format"], "JSON-SEQ");
+        assert_eq!(records[0]["trace"]["vantage_point"]["type"], side);
+        // 1 MB is ~850 data packets, sent by one side and received by the other, plus acknowledgements.
+        let count = |name: &str| records.iter().filter(|r| r["name"] == name).count();
+        let (sent, received) = (count("transport:packet_sent"), count("transport:packet_received"));
+        assert!(
+            sent > 10 && received > 10 && sent + received > 800,
+            "{side}: {sent} sent, {received} received"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -105,11 +105,9 @@ pub fn transport_config(
     let wanted = u32::try_from(paths.saturating_sub(1)).unwrap_or(u32::MAX);
     t.initial_max_path_id = t.initial_max_path_id.map(|m| m.max(wanted));
     if let Some(dir) = qlog {
+        // Fail now rather than at the first connection if the directory cannot be made.
         std::fs::create_dir_all(dir)?;
-        return Err(PerfError::Usage(format!(
-            "--qlog {}: qlog output is not available in this build",
-            dir.display()
-        )));
+        t.qlog = Some(mpquic::runtime::qlog_directory(dir));
     }
     Ok(t)
 }
