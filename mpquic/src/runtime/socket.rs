@@ -15,6 +15,9 @@ use tokio::io::Interest;
 
 use crate::proto::ack_tracker::EcnCodepoint;
 
+/// Socket buffer size asked of the kernel, each direction.
+const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+
 /// A UDP socket driven by tokio with quinn-udp's system-call layer.
 #[derive(Debug)]
 pub(crate) struct Socket {
@@ -28,6 +31,22 @@ impl Socket {
     pub(crate) fn bind(addr: SocketAddr) -> io::Result<Socket> {
         let std = std::net::UdpSocket::bind(addr)?;
         let state = UdpSocketState::new((&std).into())?;
+        // Best effort: the kernel caps these at net.core.{r,w}mem_max (Linux's default receive buffer, ~208 KiB,
+        // overflows within a millisecond at gigabit rates, and every overflow is a loss to recover).
+        for (what, r) in [
+            (
+                "receive",
+                state.set_recv_buffer_size((&std).into(), SOCKET_BUFFER_BYTES),
+            ),
+            (
+                "send",
+                state.set_send_buffer_size((&std).into(), SOCKET_BUFFER_BYTES),
+            ),
+        ] {
+            if let Err(e) = r {
+                tracing::debug!("cannot set the socket's {what} buffer: {e}");
+            }
+        }
         std.set_nonblocking(true)?;
         let io = tokio::net::UdpSocket::from_std(std)?;
         let local = io.local_addr()?;
