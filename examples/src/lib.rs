@@ -2,6 +2,8 @@
 //! path), `mpquic-netem` (a user-space UDP relay emulating N paths with the simulator's link model, for machines
 //! without `tc netem`) and the end-to-end demo that starts all three on loopback.
 
+pub mod cli_exit;
+pub mod clock;
 pub mod demo;
 pub mod netem;
 pub mod perf;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use mpquic_tools::cli_exit::{init_tracing, parse_or_usage_error};
 use mpquic_tools::demo::{self, DemoLink, DemoOptions};
 use mpquic_tools::netem::stats::format_table;
 use mpquic_tools::netem::units::{parse_duration, parse_rate};
@@ -58,25 +59,11 @@ fn parse_link(s: &str) -> Result<DemoLink, String> {
 }
 
 fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args: Args = match parse_or_usage_error("mpquic-demo") {
         Ok(a) => a,
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            let text = e.to_string();
-            eprintln!(
-                "mpquic-demo: {}",
-                text.lines()
-                    .next()
-                    .unwrap_or("bad arguments")
-                    .trim_start_matches("error: ")
-            );
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    init_tracing();
     let mut options = DemoOptions {
         duration: Duration::from_secs_f64(args.time),
         download: args.reverse,

@@ -2,29 +2,15 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use mpquic_tools::cli_exit::{init_tracing, parse_or_usage_error};
 use mpquic_tools::perf::{cli::Cli, main_with};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli: Cli = match parse_or_usage_error("mpquic-perf") {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
-        Err(e) => {
-            // One line naming what is valid, and exit code 2 (clap's own rendering adds a usage block).
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
-            eprintln!("mpquic-perf: {first}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_writer(std::io::stderr)
-        .init();
+    init_tracing();
     match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt.block_on(main_with(cli)),
         Err(e) => {

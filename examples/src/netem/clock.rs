@@ -1,7 +1,7 @@
 //! The emulator's clock: real monotonic time mapped onto the link model's [`SimTime`] as the offset from
 //! the emulator's start.
 //!
-//! `monotonic_now` is the only function of the emulator that reads the system clock. Deadlines go the
+//! [`crate::clock::now`] is the only reading of the system clock. Deadlines go the
 //! other way: the sender threads wait for `at - now` on a condition variable (a timed wait never ends
 //! before its deadline, so a datagram is never delivered before the arrival time the model gave it, and
 //! it ends within tens of microseconds after it), and scheduled events sleep until [`Clock::instant`] on
@@ -13,11 +13,7 @@ use std::time::Instant as StdInstant;
 use mpquic_netsim::time::SimTime;
 use tokio::time::Instant;
 
-/// Reads the monotonic clock.
-#[allow(clippy::disallowed_methods)] // The emulator relays real sockets in real time: it must read the clock.
-fn monotonic_now() -> StdInstant {
-    StdInstant::now()
-}
+use crate::clock::now as monotonic_now;
 
 /// Real time since the emulator started, as simulated time.
 #[derive(Clone, Copy, Debug)]

@@ -7,16 +7,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mpquic::proto::connection::{ClientConfig, TransportConfig};
-use mpquic::runtime::{Connection, Endpoint, PathEvent, PathStatus, RecvStream, VarInt};
+use mpquic::runtime::{Connection, Endpoint, PathEvent, PathStatus, VarInt};
 use tokio::io::AsyncReadExt;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
 use super::display::Display;
-use super::pattern::{self, MAX_CHUNK};
 use super::report::{Interval, PathEventRecord, Report, Sampler, Total, bps, summarize};
+use super::stream::{receive_pattern, send_pattern};
 use super::wire::{Amount, Direction, Request};
-use super::{PerfError, clock, transport_config};
+use super::{PerfError, transport_config};
+use crate::clock;
 
 /// What the client does, independent of the command line.
 #[derive(Debug, Clone)]
@@ -245,22 +246,7 @@ async fn transfer(
     send.write_all(&req.encode()).await?;
     match req.direction {
         Direction::Upload => {
-            let mut offset = 0u64;
-            loop {
-                let len = match req.amount {
-                    Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset))
-                        .unwrap_or(MAX_CHUNK)
-                        .min(MAX_CHUNK),
-                    Amount::Time(d) if start.elapsed() < d => MAX_CHUNK,
-                    Amount::Time(_) => 0,
-                };
-                if len == 0 {
-                    break;
-                }
-                send.write_chunk(pattern::chunk(offset, len)).await?;
-                offset += len as u64;
-                moved.fetch_add(len as u64, Ordering::Relaxed);
-            }
+            let offset = send_pattern(&mut send, req.amount, start, &moved).await?;
             send.finish()?;
             let mut count = [0u8; 8];
             recv.read_exact(&mut count).await?;
@@ -275,7 +261,7 @@ async fn transfer(
         }
         Direction::Download => {
             send.finish()?;
-            let received = receive(&mut recv, &moved).await?;
+            let received = receive_pattern(&mut recv, &moved).await?;
             if let Amount::Bytes(n) = req.amount {
                 if received != n {
                     return Err(PerfError::Short {
@@ -287,18 +273,4 @@ async fn transfer(
             Ok(received)
         }
     }
-}
-
-/// Reads a stream to its end, checking every byte against the pattern; returns its length. Chunks are
-/// taken from the stream without a copy.
-pub(super) async fn receive(recv: &mut RecvStream, moved: &AtomicU64) -> Result<u64, PerfError> {
-    let mut offset = 0u64;
-    while let Some(chunk) = recv.read_chunk(usize::MAX).await? {
-        if !pattern::matches(offset, &chunk) {
-            return Err(PerfError::Corrupt { offset });
-        }
-        offset += chunk.len() as u64;
-        moved.fetch_add(chunk.len() as u64, Ordering::Relaxed);
-    }
-    Ok(offset)
 }

@@ -12,13 +12,14 @@ pub mod display;
 pub mod pattern;
 pub mod report;
 pub mod server;
+pub mod stream;
 pub mod tls;
 pub mod wire;
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mpquic::proto::connection::TransportConfig;
 use mpquic::runtime::{ConnectError, ConnectionError, ReadError, WriteError};
@@ -76,17 +77,6 @@ pub enum PerfError {
     /// A task failed.
     #[error("task: {0}")]
     Task(String),
-}
-
-/// The clock of the perf tool (the library's core never reads one; tools do).
-pub mod clock {
-    use std::time::Instant;
-
-    /// Now.
-    #[allow(clippy::disallowed_methods)] // The tool measures wall-clock goodput: reading the clock is its job.
-    pub fn now() -> Instant {
-        Instant::now()
-    }
 }
 
 /// The transport configuration of both roles: controller, scheduler, enough path IDs for `paths` paths, and
@@ -205,9 +195,4 @@ async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
         print!("{}", report::summary_text(&report));
     }
     Ok(())
-}
-
-/// Seconds since `start`.
-pub fn since(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64()
 }

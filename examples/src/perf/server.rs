@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mpquic::proto::connection::ServerConfig;
 use mpquic::runtime::{Connection, ConnectionError, Endpoint, RecvStream, SendStream};
@@ -12,10 +12,11 @@ use serde::Serialize;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinSet;
 
-use super::pattern::{self, MAX_CHUNK};
 use super::report::{bps, fmt_bytes, fmt_rate};
-use super::wire::{Amount, Direction, Request};
-use super::{PerfError, clock, transport_config};
+use super::stream::{receive_pattern, send_pattern};
+use super::wire::{Direction, Request};
+use super::{PerfError, transport_config};
+use crate::clock;
 
 /// A server's options, independent of the command line.
 #[derive(Debug, Clone)]
@@ -217,39 +218,15 @@ async fn serve_stream(
     let req = Request::decode(&head)?;
     match req.direction {
         Direction::Upload => {
-            let n = super::client::receive(&mut recv, &received).await?;
+            let n = receive_pattern(&mut recv, &received).await?;
             send.write_all(&n.to_be_bytes()).await?;
             send.finish()?;
         }
         Direction::Download => {
             let start = clock::now();
-            send_data(&mut send, req.amount, start, &sent).await?;
+            send_pattern(&mut send, req.amount, start, &sent).await?;
             send.finish()?;
         }
     }
     Ok(())
-}
-
-async fn send_data(
-    send: &mut SendStream,
-    amount: Amount,
-    start: Instant,
-    sent: &AtomicU64,
-) -> Result<(), PerfError> {
-    let mut offset = 0u64;
-    loop {
-        let len = match amount {
-            Amount::Bytes(n) => usize::try_from(n.saturating_sub(offset))
-                .unwrap_or(MAX_CHUNK)
-                .min(MAX_CHUNK),
-            Amount::Time(d) if start.elapsed() < d => MAX_CHUNK,
-            Amount::Time(_) => 0,
-        };
-        if len == 0 {
-            return Ok(());
-        }
-        send.write_chunk(pattern::chunk(offset, len)).await?;
-        offset += len as u64;
-        sent.fetch_add(len as u64, Ordering::Relaxed);
-    }
 }

@@ -938,17 +938,21 @@ impl<T> PathRecovery<T> {
         let Some(mut sp) = self.spaces.get_mut(space as usize).and_then(Option::take) else {
             return Vec::new();
         };
-        self.bytes_in_flight = self.bytes_in_flight.saturating_sub(sp.sent.in_flight_bytes());
         // Appendix A.11 OnPacketNumberSpaceDiscarded: "pto_count = 0".
         self.pto_count = 0;
-        let out = sp
-            .sent
+        let out = self.take_outstanding(&mut sp);
+        self.set_loss_detection_timer(now);
+        out
+    }
+
+    /// Every packet outstanding in `sp`, removed from it and from the bytes in flight.
+    fn take_outstanding(&mut self, sp: &mut PacketSpace<T>) -> Vec<PacketRecord<T>> {
+        self.bytes_in_flight = self.bytes_in_flight.saturating_sub(sp.sent.in_flight_bytes());
+        sp.sent
             .drain_all()
             .into_iter()
             .map(|(pn, p)| PacketRecord::new(pn, p))
-            .collect();
-        self.set_loss_detection_timer(now);
-        out
+            .collect()
     }
 
     /// The server rejected 0-RTT (RFC 9001 §4.6.2): every packet outstanding in the application data space
@@ -957,22 +961,16 @@ impl<T> PathRecovery<T> {
     /// "New packet numbers MUST be used for any new packets that are sent"). No controller event: the
     /// packets were not lost to congestion.
     pub fn drain_rejected_0rtt(&mut self, now: Instant) -> Vec<PacketRecord<T>> {
-        let Some(sp) = self
-            .spaces
-            .get_mut(SpaceId::Data as usize)
-            .and_then(Option::as_mut)
-        else {
+        let Some(mut sp) = self.spaces.get_mut(SpaceId::Data as usize).and_then(Option::take) else {
             return Vec::new();
         };
-        self.bytes_in_flight = self.bytes_in_flight.saturating_sub(sp.sent.in_flight_bytes());
         sp.loss_time = None;
         sp.pending_probes = 0;
-        let out = sp
-            .sent
-            .drain_all()
-            .into_iter()
-            .map(|(pn, p)| PacketRecord::new(pn, p))
-            .collect();
+        let out = self.take_outstanding(&mut sp);
+        // The space stays: only its outstanding packets go.
+        if let Some(slot) = self.spaces.get_mut(SpaceId::Data as usize) {
+            *slot = Some(sp);
+        }
         self.set_loss_detection_timer(now);
         out
     }

@@ -1,0 +1,28 @@
+//! Command-line parsing shared by the binaries: a usage error is one line on stderr naming what is valid, and
+//! exit code 2 (clap's own rendering adds a usage block); `--help` and `--version` print as usual.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Parses the command line, or returns the exit code after printing `program: <one-line error>`.
+pub fn parse_or_usage_error<T: Parser>(program: &str) -> Result<T, ExitCode> {
+    match T::try_parse() {
+        Ok(args) => Ok(args),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            eprintln!("{program}: {}", first.trim_start_matches("error: "));
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG`.
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+}
