@@ -12,7 +12,11 @@
 //!   quinn's path-MTU discovery is turned off so both send datagrams of the same size).
 //! - `--pair mpquic|quinn|interop`: run only that pair.
 //! - `--no-verify`: only count the received bytes instead of comparing them with what was sent.
+//! - `BULK_TRACE=1` in the environment: every 100 ms, the mpquic sender's path state on stderr (window, bytes in
+//!   flight, pacing rate, RTTs, packets sent).
 //!
+//! Each run prints the packets the sender sent and declared lost, and the packets the receiver sent (its ACKs,
+//! mostly): the second number shows how the two ends batch their work.
 //! Both stacks use TLS_AES_128_GCM_SHA256 only and CUBIC (mpquic's `"cubic"`, quinn's `CubicConfig`); flow
 //! control and everything else are each stack's defaults. The data path is zero-copy on both sides: the
 //! sender hands out `Bytes` slices of one pattern buffer with `write_chunk`, the receiver takes `Bytes` with
@@ -239,6 +243,20 @@ fn check(pattern: &Bytes, offset: u64, mut chunk: &[u8], verify: bool) -> bool {
 
 async fn mp_send(conn: &mp::Connection, pattern: &Bytes, total: u64) -> Res<()> {
     let mut s = conn.open_uni().await.map_err(|e| format!("open_uni: {e:?}"))?;
+    if std::env::var_os("BULK_TRACE").is_some() {
+        let c = conn.clone();
+        tokio::spawn(async move {
+            while c.close_reason().is_none() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                for p in c.all_path_stats() {
+                    eprintln!(
+                        "path {}: cwnd {} B, in flight {} B, pacing {:?} B/s, srtt {:?}, min_rtt {:?}, {} packets sent",
+                        p.path.0, p.cwnd, p.bytes_in_flight, p.pacing_rate, p.srtt, p.min_rtt, p.packets_sent
+                    );
+                }
+            }
+        });
+    }
     let mut sent = 0;
     while sent < total {
         let chunk = next_chunk(pattern, sent, total);
@@ -337,8 +355,8 @@ async fn quinn_accept(server: &quinn::Endpoint) -> Res<quinn::Connection> {
 
 /// One transfer: the time from opening the stream to reading its end, and the sender's packets sent and
 /// declared lost.
-async fn run(pair: Pair, c: &Certs, o: &Options, pattern: &Bytes) -> Res<(Duration, u64, u64)> {
-    let (start, received, (packets, lost)) = match pair {
+async fn run(pair: Pair, c: &Certs, o: &Options, pattern: &Bytes) -> Res<(Duration, u64, u64, u64)> {
+    let (start, received, (packets, lost), acks) = match pair {
         Pair::MpMp => {
             let server = mp_server(c, o)?;
             let client = mp_client(c, o)?;
@@ -356,10 +374,11 @@ async fn run(pair: Pair, c: &Certs, o: &Options, pattern: &Bytes) -> Res<(Durati
             let _ = cc.closed().await;
             let st = cc.stats();
             let lost = (st.packets_sent, st.packets_lost);
+            let acks = sc.stats().packets_sent;
             drop((cc, sc));
             let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_idle()).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), server.wait_idle()).await;
-            (start, received?, lost)
+            (start, received?, lost, acks)
         }
         Pair::QuinnQuinn => {
             let server = quinn_server(c, o)?;
@@ -377,10 +396,11 @@ async fn run(pair: Pair, c: &Certs, o: &Options, pattern: &Bytes) -> Res<(Durati
             let _ = cc.closed().await;
             let st = cc.stats().path;
             let lost = (st.sent_packets, st.lost_packets);
+            let acks = sc.stats().path.sent_packets;
             drop((cc, sc));
             let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_idle()).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), server.wait_idle()).await;
-            (start, received?, lost)
+            (start, received?, lost, acks)
         }
         Pair::MpQuinn => {
             let server = quinn_server(c, o)?;
@@ -398,10 +418,11 @@ async fn run(pair: Pair, c: &Certs, o: &Options, pattern: &Bytes) -> Res<(Durati
             let _ = cc.closed().await;
             let st = cc.stats();
             let lost = (st.packets_sent, st.packets_lost);
+            let acks = sc.stats().path.sent_packets;
             drop((cc, sc));
             let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_idle()).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), server.wait_idle()).await;
-            (start, received?, lost)
+            (start, received?, lost, acks)
         }
     };
     if received.bytes != o.bytes {
@@ -416,7 +437,7 @@ async fn run(pair: Pair, c: &Certs, o: &Options, pattern: &Bytes) -> Res<(Durati
     if !received.intact {
         return Err(format!("{}: received data differs from what was sent", pair.name()).into());
     }
-    Ok((received.end.saturating_duration_since(start), packets, lost))
+    Ok((received.end.saturating_duration_since(start), packets, lost, acks))
 }
 
 fn mbit_per_s(bytes: u64, d: Duration) -> f64 {
@@ -446,12 +467,12 @@ async fn bench(o: Options) -> Res<()> {
     let mut results: Vec<(Pair, Vec<f64>)> = o.pairs.iter().map(|&p| (p, Vec::new())).collect();
     for i in 0..o.runs {
         for (pair, rates) in &mut results {
-            let (d, packets, lost) = tokio::time::timeout(RUN_TIMEOUT, run(*pair, &c, &o, &pattern))
+            let (d, packets, lost, acks) = tokio::time::timeout(RUN_TIMEOUT, run(*pair, &c, &o, &pattern))
                 .await
                 .map_err(|_| format!("{}: run timed out", pair.name()))??;
             let rate = mbit_per_s(o.bytes, d);
             println!(
-                "run {}/{} {:<17} {:>8.3} s {:>9.1} Mbit/s  (sender: {packets} packets, {lost} lost)",
+                "run {}/{} {:<17} {:>8.3} s {:>9.1} Mbit/s  (sender: {packets} packets, {lost} lost; receiver: {acks} packets)",
                 i + 1,
                 o.runs,
                 pair.name(),

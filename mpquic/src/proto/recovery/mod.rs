@@ -62,7 +62,7 @@ use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 pub use loss::{DetectedLoss, LostInfo, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD};
-pub use pacer::{DEFAULT_BURST_PACKETS, Pacer};
+pub use pacer::{DEFAULT_BURST_INTERVAL, DEFAULT_BURST_PACKETS, Pacer};
 pub use rtt::{GRANULARITY, INITIAL_RTT, RttEstimator};
 pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets};
 
@@ -104,8 +104,11 @@ pub struct RecoveryConfig {
     pub initial_rtt: Duration,
     /// Maximum datagram size of the path, for the pacer's burst.
     pub max_datagram_size: u16,
-    /// Pacer burst in packets.
+    /// Pacer burst in packets (RFC 9002 §7.7: the initial window's 10 by default).
     pub pacer_burst_packets: u32,
+    /// The pacer's bucket holds at least what the pacing rate produces in this time (1 ms by default; zero:
+    /// bursts of `pacer_burst_packets` only). See [`Pacer`] for why.
+    pub pacer_burst_interval: Duration,
     /// Packet reordering threshold (RFC 9002 `kPacketThreshold`; values below 3 are raised to 3).
     pub packet_threshold: u64,
     /// The peer's `max_ack_delay` until its transport parameters say otherwise.
@@ -120,6 +123,7 @@ impl Default for RecoveryConfig {
             initial_rtt: INITIAL_RTT,
             max_datagram_size: 1200,
             pacer_burst_packets: DEFAULT_BURST_PACKETS,
+            pacer_burst_interval: DEFAULT_BURST_INTERVAL,
             packet_threshold: PACKET_THRESHOLD,
             max_ack_delay: DEFAULT_MAX_ACK_DELAY,
             lost_retention_ptos: 3,
@@ -328,7 +332,11 @@ impl<T> PathRecovery<T> {
             path,
             config,
             rtt: RttEstimator::new(config.initial_rtt),
-            pacer: Pacer::new(config.max_datagram_size, config.pacer_burst_packets),
+            pacer: Pacer::new(
+                config.max_datagram_size,
+                config.pacer_burst_packets,
+                config.pacer_burst_interval,
+            ),
             delivery: DeliveryRateEstimator::new(),
             bytes_in_flight: 0,
             pto_count: 0,

@@ -6,6 +6,16 @@
 //! leaves at once (like an initial window) and then packets are spread at the rate. Without a rate the pacer
 //! does nothing: the path is limited by its window only.
 //!
+//! At high rates the bucket also holds what the rate produces in one *burst interval* (1 ms by default):
+//! RFC 9002 §7.7 "Senders SHOULD limit bursts to the initial congestion window [...] A sender with knowledge
+//! that the network path to the receiver can absorb larger bursts MAY use a higher limit." A sender woken by
+//! timers cannot space packets more finely than its timer granularity (RFC 9002 §6.1.2, `kGranularity` =
+//! 1 ms) anyway, and a path whose controller grants a rate of `r` absorbs `r · 1 ms` at once about as well
+//! as it absorbs the same bytes spread over that millisecond: Linux TCP sizes its bursts the same way (TSO
+//! autosizing, about 1 ms of data at the pacing rate). Without it a 1 Gbit/s sender would have to be woken
+//! every 100 µs to send 10 packets, which costs a task hop per 10 packets and, on the receiving side, an ACK
+//! per 10 packets. Below `burst · 8 / interval` (96 Mbit/s for 10 packets of 1200 B and 1 ms) nothing changes.
+//!
 //! Tokens are kept in byte-nanoseconds (`bytes · 10^9`) in a `u128`, so refills are exact (no drift from
 //! rounding) and no product can overflow: a rate below `2^64` B/s times an elapsed time below `2^64` ns fits.
 
@@ -16,22 +26,30 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// Default burst, in packets of the maximum datagram size (as RFC 9002 §7.2's initial window of 10 packets).
 pub const DEFAULT_BURST_PACKETS: u32 = 10;
 
+/// Default burst interval: the bucket holds at least what the pacing rate produces in this time (see the
+/// module documentation; `kGranularity` of RFC 9002 §6.1.2).
+pub const DEFAULT_BURST_INTERVAL: Duration = Duration::from_millis(1);
+
 /// A token bucket fed by the congestion controller's pacing rate.
 #[derive(Clone, Debug)]
 pub struct Pacer {
-    /// Capacity in bytes.
+    /// Capacity in bytes at low rates.
     burst: u64,
+    /// At high rates the capacity is what the rate produces in this many nanoseconds.
+    interval_nanos: u128,
     /// Tokens in byte-nanoseconds.
     tokens: u128,
     last: Option<Instant>,
 }
 
 impl Pacer {
-    /// A full bucket of `burst_packets · max_datagram_size` bytes (at least one datagram).
-    pub fn new(max_datagram_size: u16, burst_packets: u32) -> Self {
+    /// A full bucket of `burst_packets · max_datagram_size` bytes (at least one datagram) that grows to
+    /// `rate · burst_interval` at high rates (zero: never).
+    pub fn new(max_datagram_size: u16, burst_packets: u32, burst_interval: Duration) -> Self {
         let burst = Self::burst_bytes(max_datagram_size, burst_packets);
         Pacer {
             burst,
+            interval_nanos: burst_interval.as_nanos(),
             tokens: u128::from(burst) * NANOS_PER_SEC,
             last: None,
         }
@@ -41,19 +59,29 @@ impl Pacer {
         u64::from(max_datagram_size).max(1) * u64::from(burst_packets.max(1))
     }
 
-    /// Bucket capacity in bytes.
+    /// Bucket capacity in bytes at low rates.
     pub fn burst(&self) -> u64 {
         self.burst
     }
 
-    /// Changes the capacity (PMTU change); tokens above the new capacity are dropped.
-    pub fn set_burst(&mut self, max_datagram_size: u16, burst_packets: u32) {
-        self.burst = Self::burst_bytes(max_datagram_size, burst_packets);
-        self.tokens = self.tokens.min(self.capacity());
+    /// Bucket capacity in bytes at `rate` bytes per second: the larger of the burst and what the rate
+    /// produces in one burst interval.
+    pub fn capacity_at(&self, rate: Option<u64>) -> u64 {
+        u64::try_from(self.capacity(rate) / NANOS_PER_SEC).unwrap_or(u64::MAX)
     }
 
-    fn capacity(&self) -> u128 {
-        u128::from(self.burst) * NANOS_PER_SEC
+    /// Changes the low-rate capacity (PMTU change); tokens above the new capacity are dropped.
+    pub fn set_burst(&mut self, max_datagram_size: u16, burst_packets: u32) {
+        self.burst = Self::burst_bytes(max_datagram_size, burst_packets);
+        self.tokens = self.tokens.min(self.capacity(None));
+    }
+
+    /// Capacity in byte-nanoseconds (a rate in B/s times nanoseconds is bytes · 10^9, the tokens' unit).
+    fn capacity(&self, rate: Option<u64>) -> u128 {
+        let burst = u128::from(self.burst) * NANOS_PER_SEC;
+        rate.map_or(burst, |r| {
+            burst.max(u128::from(r).saturating_mul(self.interval_nanos))
+        })
     }
 
     /// Tokens available at `now` in whole bytes, at `rate` bytes per second.
@@ -66,15 +94,15 @@ impl Pacer {
             .last
             .map_or(Duration::ZERO, |l| now.saturating_duration_since(l));
         let add = u128::from(rate).saturating_mul(elapsed.as_nanos());
-        self.tokens.saturating_add(add).min(self.capacity())
+        self.tokens.saturating_add(add).min(self.capacity(Some(rate)))
     }
 
     /// When a packet of `size` bytes may leave: `None` if now (or if `rate` is `None`: no pacing), else the
-    /// instant at which the bucket will hold `size` bytes (`min(size, burst)`: a packet larger than the bucket
-    /// waits for a full bucket).
+    /// instant at which the bucket will hold `size` bytes (a packet larger than the bucket waits for a full
+    /// bucket).
     pub fn next_send_time(&self, now: Instant, size: u64, rate: Option<u64>) -> Option<Instant> {
         let rate = rate?;
-        let need = u128::from(size.min(self.burst)) * NANOS_PER_SEC;
+        let need = (u128::from(size) * NANOS_PER_SEC).min(self.capacity(Some(rate)));
         let have = self.refilled(now, rate);
         if have >= need || rate == 0 {
             // A zero rate would never refill: treat it as "no pacing" rather than stalling the path forever.
@@ -91,7 +119,7 @@ impl Pacer {
     pub fn on_sent(&mut self, now: Instant, size: u64, rate: Option<u64>) {
         let Some(rate) = rate else {
             // Not pacing: keep the bucket full so that pacing starts with a burst when a rate appears.
-            self.tokens = self.capacity();
+            self.tokens = self.capacity(None);
             self.last = Some(now);
             return;
         };
@@ -119,7 +147,7 @@ mod tests {
         let t0 = t0();
         // 1.2 MB/s = 1200 B per ms; burst 2 packets of 1200 B.
         let rate = Some(1_200_000);
-        let mut p = Pacer::new(1200, 2);
+        let mut p = Pacer::new(1200, 2, Duration::ZERO);
         assert_eq!(p.burst(), 2400);
         // The full bucket lets two packets leave at t0.
         assert_eq!(p.next_send_time(t0, 1200, rate), None);
@@ -142,9 +170,36 @@ mod tests {
     }
 
     #[test]
+    fn the_bucket_holds_one_burst_interval_at_high_rates_by_hand() {
+        let t0 = t0();
+        // 125 MB/s (1 Gbit/s), 10 packets of 1200 B, 1 ms: the bucket holds 125 000 B, not 12 000 B.
+        let rate = Some(125_000_000);
+        let mut p = Pacer::new(1200, 10, Duration::from_millis(1));
+        assert_eq!(p.capacity_at(None), 12_000);
+        assert_eq!(p.capacity_at(rate), 125_000);
+        p.on_sent(t0, 1200, rate);
+        let t1 = t0 + Duration::from_millis(10);
+        assert_eq!(p.available(t1, 125_000_000), 125_000);
+        // 104 packets (124 800 B) leave at once; 200 B are left and the 105th waits
+        // (1200 − 200) B / 125 MB/s = 8 µs.
+        for _ in 0..104 {
+            assert_eq!(p.next_send_time(t1, 1200, rate), None);
+            p.on_sent(t1, 1200, rate);
+        }
+        assert_eq!(p.next_send_time(t1, 1200, rate), Some(t1 + us(8)));
+        // At or below burst · 1 s / interval (12 MB/s here) the capacity is the burst.
+        assert_eq!(p.capacity_at(Some(12_000_000)), 12_000);
+        assert_eq!(p.capacity_at(Some(6_000_000)), 12_000);
+        assert_eq!(p.available(t1 + Duration::from_secs(1), 6_000_000), 12_000);
+        // A zero interval keeps the burst at every rate.
+        let q = Pacer::new(1200, 10, Duration::ZERO);
+        assert_eq!(q.capacity_at(rate), 12_000);
+    }
+
+    #[test]
     fn no_rate_means_no_pacing() {
         let t0 = t0();
-        let mut p = Pacer::new(1200, 1);
+        let mut p = Pacer::new(1200, 1, Duration::ZERO);
         for _ in 0..100 {
             assert_eq!(p.next_send_time(t0, 1200, None), None);
             p.on_sent(t0, 1200, None);
@@ -156,7 +211,7 @@ mod tests {
     #[test]
     fn extreme_rates_do_not_overflow() {
         let t0 = t0();
-        let mut p = Pacer::new(u16::MAX, u32::MAX);
+        let mut p = Pacer::new(u16::MAX, u32::MAX, Duration::MAX);
         p.on_sent(t0, u64::MAX, Some(u64::MAX));
         let _ = p.next_send_time(t0 + Duration::from_secs(1 << 40), u64::MAX, Some(u64::MAX));
         p.on_sent(t0, u64::MAX, Some(1));
