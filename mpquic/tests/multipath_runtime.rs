@@ -20,9 +20,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SIZE: usize = 8 * 1024 * 1024;
 
+/// Round-robin: on loopback nothing limits either path, so under the default minRTT the split follows
+/// whichever window fills first and a path the scheduler seldom needs does not grow its window (RFC 9002
+/// §7.8); round-robin makes "both paths carry the upload" a property of the scheduler.
 fn transport() -> TransportConfig {
     TransportConfig {
         initial_max_path_id: Some(4),
+        scheduler: "roundrobin".to_owned(),
         ..TransportConfig::default()
     }
 }

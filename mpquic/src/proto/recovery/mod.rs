@@ -44,7 +44,8 @@
 //! * The ACK delay is ignored for Initial packets (RFC 9002 §5.3 MAY) and for nothing else.
 //! * Persistent congestion looks at the acknowledged space only (RFC 9002 §7.6.2 MAY).
 //! * The `app_limited` flag of an [`AckEvent`] is that of the newest acknowledged in-flight packet at the time
-//!   it was sent.
+//!   it was sent, or set if the path's window is under-utilised (less than half of it in flight over the
+//!   last two round trips, see `window_use.rs`): RFC 9002 §7.8 leaves the test of under-utilisation open.
 //! * The ECN-CE congestion event uses the send time of the largest newly acknowledged packet (RFC 9002
 //!   Appendix A.7 uses the largest acknowledged, which is the same packet whenever it is newly acknowledged).
 
@@ -52,6 +53,7 @@ pub mod loss;
 pub mod pacer;
 pub mod rtt;
 pub mod sent;
+mod window_use;
 
 #[cfg(test)]
 mod proptests;
@@ -65,6 +67,7 @@ pub use loss::{DetectedLoss, LostInfo, PACKET_THRESHOLD, PERSISTENT_CONGESTION_T
 pub use pacer::{DEFAULT_BURST_INTERVAL, DEFAULT_BURST_PACKETS, Pacer};
 pub use rtt::{GRANULARITY, INITIAL_RTT, RttEstimator};
 pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets};
+use window_use::WindowUse;
 
 use crate::cc::{
     AckEvent, AckedPacket, CongestionController, CongestionEvent, DeliveryRateEstimator, PathId, SentEvent,
@@ -292,6 +295,7 @@ pub struct PathRecovery<T> {
     pacer: Pacer,
     delivery: DeliveryRateEstimator,
     bytes_in_flight: u64,
+    window_use: WindowUse,
     pto_count: u32,
     spaces: Spaces<T>,
     max_ack_delay: Duration,
@@ -339,6 +343,7 @@ impl<T> PathRecovery<T> {
             ),
             delivery: DeliveryRateEstimator::new(),
             bytes_in_flight: 0,
+            window_use: WindowUse::default(),
             pto_count: 0,
             spaces: [None, None, Some(PacketSpace::new())],
             max_ack_delay: config.max_ack_delay,
@@ -523,6 +528,7 @@ impl<T> PathRecovery<T> {
         }
         if in_flight {
             self.bytes_in_flight = self.bytes_in_flight.saturating_add(size);
+            self.window_use.on_sent(now, self.bytes_in_flight);
             self.pacer.on_sent(now, size, cc.pacing_rate(self.path));
             cc.on_packet_sent(&SentEvent {
                 path: self.path,
@@ -691,6 +697,7 @@ impl<T> PathRecovery<T> {
         // Bytes in flight and the delivery rate.
         let mut acked_packets = Vec::with_capacity(newly.len());
         let mut app_limited = false;
+        let mut newest_in_flight = None;
         for (_, p) in newly.iter().filter(|(_, p)| p.in_flight) {
             self.bytes_in_flight = self.bytes_in_flight.saturating_sub(u64::from(p.size));
             if let Some(d) = &p.delivery {
@@ -701,6 +708,7 @@ impl<T> PathRecovery<T> {
                 time_sent: p.time_sent,
             });
             app_limited = p.app_limited;
+            newest_in_flight = Some(p.time_sent);
         }
 
         if let Some(sent_time) = ecn_sent_time {
@@ -718,6 +726,12 @@ impl<T> PathRecovery<T> {
         out.persistent_congestion = pc;
         out.lost = self.on_packets_lost(now, detected.lost, pc, cc);
 
+        if let Some(sent) = newest_in_flight {
+            self.window_use.on_ack(now, sent);
+            // RFC 9002 §7.8: no growth while the window (as the losses above left it) is under-utilised,
+            // whatever the reason.
+            app_limited |= self.window_use.under_utilised(cc.window(self.path));
+        }
         if !acked_packets.is_empty() {
             let min_rtt = self.rtt.has_sample().then(|| self.rtt.min());
             let rate_sample = self.delivery.generate_sample(now, prior_in_flight, min_rtt);

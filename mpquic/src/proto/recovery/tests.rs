@@ -47,6 +47,8 @@ pub(super) enum Ev {
 pub(super) struct Recorder {
     pub events: Vec<Ev>,
     pub rate: Option<u64>,
+    /// The window it reports (0 by default: never under-utilised, so `app_limited` is the packets' own).
+    pub window: u64,
 }
 
 impl CongestionController for Recorder {
@@ -75,7 +77,7 @@ impl CongestionController for Recorder {
         self.events.push(Ev::Congestion(*ev));
     }
     fn window(&self, _: PathId) -> u64 {
-        u64::MAX
+        self.window
     }
     fn pacing_rate(&self, _: PathId) -> Option<u64> {
         self.rate
@@ -266,11 +268,15 @@ fn newreno_halves_once_per_recovery_period() {
     while let TimeoutOutcome::Lost { .. } = r.on_timeout(r.loss_detection_timer().unwrap_or(t0), &mut *cc) {}
     assert_eq!(r.outstanding(SpaceId::Data), 0);
     assert_eq!(cc.window(P1), 6000);
-    // A packet sent after the period began is acknowledged: congestion avoidance, + 1200 · 1200 / 6000.
+    // Three packets sent after the period began (3600 B in flight: the 6000 B window is in use, RFC 9002
+    // §7.8) are acknowledged: congestion avoidance, + 1200 · 1200 / cwnd per packet:
+    // 6000 → 6240 → 6470.77 → 6693.31.
     let a = send(&mut r, &mut *cc, t0 + ms(200), SpaceId::Data);
-    ack(&mut r, &mut *cc, t0 + ms(300), SpaceId::Data, &[a..=a]);
-    assert_eq!(cc.window(P1), 6240);
-    // A new burst of losses of packets sent after that: one more halving (6240 · 0.5 = 3120).
+    send(&mut r, &mut *cc, t0 + ms(200), SpaceId::Data);
+    send(&mut r, &mut *cc, t0 + ms(200), SpaceId::Data);
+    ack(&mut r, &mut *cc, t0 + ms(300), SpaceId::Data, &[a..=a + 2]);
+    assert_eq!(cc.window(P1), 6693);
+    // A new burst of losses of packets sent after that: one more halving (6693.31 · 0.5 = 3346.65).
     let first = send(&mut r, &mut *cc, t0 + ms(310), SpaceId::Data);
     for i in 1..6 {
         send(&mut r, &mut *cc, t0 + ms(310 + i), SpaceId::Data);
@@ -283,9 +289,9 @@ fn newreno_halves_once_per_recovery_period() {
         &[first + 5..=first + 5],
     );
     assert_eq!(pns(&out.lost), [first, first + 1, first + 2]);
-    assert_eq!(cc.window(P1), 3120);
+    assert_eq!(cc.window(P1), 3346);
     while let TimeoutOutcome::Lost { .. } = r.on_timeout(r.loss_detection_timer().unwrap_or(t0), &mut *cc) {}
-    assert_eq!(cc.window(P1), 3120);
+    assert_eq!(cc.window(P1), 3346);
 }
 
 #[test]
@@ -854,4 +860,44 @@ fn lost_tombstones_are_forgotten_after_retention() {
     ack(&mut r, &mut cc, t0 + ms(10_050), SpaceId::Data, &[5..=5]);
     let out = ack(&mut r, &mut cc, t0 + ms(10_051), SpaceId::Data, &[5..=5, 0..=1]);
     assert!(out.spurious_losses.is_empty());
+}
+
+/// RFC 9002 §7.8: a sender that has data (its packets are not marked app-limited) but keeps far less than its
+/// window in flight — a CPU-bound sender on a fast path — must not grow the window without bound; a sender
+/// that fills its window grows it every round.
+#[test]
+fn an_under_used_window_does_not_grow_even_with_data_waiting() {
+    let t0 = t0();
+    // (packets in flight per round, `None`: as many as the window allows; rounds; final window by hand).
+    // Slow start adds 1200 B per packet acknowledged while at least half the window was in flight:
+    // 2 or 4 packets (2400, 4800 B) are under half of 12 000 B: no growth. 5 packets (6000 B) are half:
+    // 12 000 → 18 000, then 6000 < 9000: stop. 10 packets: 12 000 → 24 000 → 36 000, then stop.
+    // Filling the window doubles it every round: 12 000 · 2^5 = 384 000.
+    let cases = [
+        (Some(2u64), 20, 12_000u64),
+        (Some(4), 20, 12_000),
+        (Some(5), 20, 18_000),
+        (Some(10), 20, 36_000),
+        (None, 5, 384_000),
+    ];
+    for (per_round, rounds, expected) in cases {
+        let mut cc = registry::build("newreno").unwrap();
+        cc.on_path_added(P1, t0, 1200);
+        let mut r = data_path();
+        let mut next = 0;
+        let mut at = t0;
+        // Each round's packets are acknowledged together 10 ms after they left (no loss).
+        for _ in 0..rounds {
+            let first = next;
+            let n = per_round.unwrap_or(cc.window(P1) / 1200);
+            for _ in 0..n {
+                send(&mut r, &mut *cc, at, SpaceId::Data);
+                next += 1;
+            }
+            at += ms(10);
+            ack(&mut r, &mut *cc, at, SpaceId::Data, &[first..=next - 1]);
+        }
+        assert_eq!(cc.window(P1), expected, "{per_round:?} packets per round");
+        r.debug_check();
+    }
 }
