@@ -10,11 +10,17 @@
 //! receive in the endpoint's [`LruTokenStore`], used by the next [`Endpoint::connect`] to that server name.
 //! Randomness (connection IDs, reset and token keys, nonces, Retry SCIDs) comes from a ChaCha20 [`Rng`].
 //!
+//! Limits ([`EndpointLimits`], [`Endpoint::set_limits`]): a server refuses new connections beyond
+//! `max_connections` with an Initial carrying CONNECTION_CLOSE (CONNECTION_REFUSED, RFC 9000 §5.2.2), and
+//! while `max_handshakes` server handshakes are in progress it answers clients whose address no token
+//! validates with a Retry (RFC 9000 §8.1.2: a spoofed source cannot complete it, so only reachable clients
+//! take handshake slots) and refuses the others.
+//!
 //! The endpoint does not own connections: [`Endpoint::connect`] and [`DatagramEvent::NewConnection`] hand
 //! them to the caller with a [`ConnectionHandle`]; [`DatagramEvent::Known`] says which one a datagram is for.
 //! Connections report back with [`EndpointEvent`]s, given to [`Endpoint::handle_event`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -46,6 +52,32 @@ const STATELESS_PER_SECOND: u32 = 100;
 const MAX_TOKENS_PER_CONNECTION: usize = 8;
 /// Largest Stateless Reset we send.
 const MAX_RESET_LEN: u16 = 1200;
+
+/// Default [`EndpointLimits::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 65_536;
+/// Default [`EndpointLimits::max_handshakes`].
+pub const DEFAULT_MAX_HANDSHAKES: usize = 1024;
+
+/// How much a server endpoint accepts at once (see the module documentation for what happens beyond).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointLimits {
+    /// Connections (client and server, until drained) beyond which new client Initials are refused with
+    /// CONNECTION_REFUSED. Default [`DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
+    /// Server handshakes in progress (created, handshake not complete, not drained) beyond which clients
+    /// get a Retry if their address is not validated yet, and CONNECTION_REFUSED if it is. Each holds TLS
+    /// state and up to the anti-amplification budget of sent data. Default [`DEFAULT_MAX_HANDSHAKES`].
+    pub max_handshakes: usize,
+}
+
+impl Default for EndpointLimits {
+    fn default() -> Self {
+        EndpointLimits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_handshakes: DEFAULT_MAX_HANDSHAKES,
+        }
+    }
+}
 
 /// Identifies a connection of an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,6 +132,9 @@ pub struct Endpoint {
     /// Reset tokens connections accept, by peer address (a Stateless Reset carries a random connection ID).
     reset_tokens: HashMap<SocketAddr, Vec<(ConnectionHandle, ResetToken)>>,
     cids_of: HashMap<ConnectionHandle, Vec<ConnectionId>>,
+    /// Server connections whose handshake is in progress.
+    handshaking: HashSet<ConnectionHandle>,
+    limits: EndpointLimits,
     next_handle: usize,
 }
 
@@ -141,8 +176,25 @@ impl Endpoint {
             routes: HashMap::new(),
             reset_tokens: HashMap::new(),
             cids_of: HashMap::new(),
+            handshaking: HashSet::new(),
+            limits: EndpointLimits::default(),
             next_handle: 0,
         }
+    }
+
+    /// Sets the limits on connections and handshakes in progress; connections already accepted stay.
+    pub fn set_limits(&mut self, limits: EndpointLimits) {
+        self.limits = limits;
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> EndpointLimits {
+        self.limits
+    }
+
+    /// Server handshakes in progress.
+    pub fn handshakes_in_progress(&self) -> usize {
+        self.handshaking.len()
     }
 
     fn new_cid(&mut self, len: usize) -> ConnectionId {
@@ -257,12 +309,26 @@ impl Endpoint {
                 let mut out = Vec::new();
                 self.responder
                     .as_mut()?
-                    .invalid_token_close(&pd, remote, &error, t, &mut out)
+                    .initial_close(&pd, remote, &error, t, &mut out)
                     .ok()?;
                 return Some(response(local, remote, out));
             }
             InitialDecision::Drop { .. } => return None,
         };
+        // RFC 9000 §5.2.2: "If a server refuses to accept a new connection, it SHOULD send an Initial packet
+        // containing a CONNECTION_CLOSE frame with error code CONNECTION_REFUSED."
+        if self.cids_of.len() >= self.limits.max_connections {
+            tracing::debug!(%remote, "connection limit reached: refused");
+            return self.refuse(local, remote, &pd, t, "too many connections");
+        }
+        if self.handshaking.len() >= self.limits.max_handshakes {
+            if !validated.address_validated {
+                tracing::debug!(%remote, "handshake limit reached: Retry");
+                return self.send_retry(t, local, remote, &pd);
+            }
+            tracing::debug!(%remote, "handshake limit reached: refused");
+            return self.refuse(local, remote, &pd, t, "too many handshakes in progress");
+        }
         let new_token = self.issue_new_token(remote, t);
         let remote_cid = pd.scid().copied().unwrap_or_default();
         let local_cid = self.new_cid(self.config.cid_len);
@@ -286,7 +352,31 @@ impl Endpoint {
         .ok()?;
         conn.handle_datagram(now, local, remote, ecn, datagram);
         let handle = self.register(vec![local_cid, dcid]);
+        if conn.is_handshaking() {
+            self.handshaking.insert(handle);
+        }
         Some(DatagramEvent::NewConnection(handle, Box::new(conn)))
+    }
+
+    /// Answers the client Initial `pd` with CONNECTION_REFUSED (rate-limited like every stateless answer).
+    fn refuse(
+        &mut self,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        pd: &crate::proto::packet::PartialDecode,
+        t: Duration,
+        reason: &'static str,
+    ) -> Option<DatagramEvent> {
+        let error = crate::proto::error::TransportError::new(
+            crate::proto::error::TransportErrorCode::CONNECTION_REFUSED,
+            reason,
+        );
+        let mut out = Vec::new();
+        self.responder
+            .as_mut()?
+            .initial_close(pd, remote, &error, t, &mut out)
+            .ok()?;
+        Some(response(local, remote, out))
     }
 
     /// The connection a datagram from `remote` ending in one of its reset tokens belongs to (RFC 9000 §10.3.1).
@@ -424,7 +514,11 @@ impl Endpoint {
     /// A connection's notification.
     pub fn handle_event(&mut self, handle: ConnectionHandle, event: EndpointEvent) {
         match event {
+            EndpointEvent::HandshakeCompleted => {
+                self.handshaking.remove(&handle);
+            }
             EndpointEvent::Drained => {
+                self.handshaking.remove(&handle);
                 for c in self.cids_of.remove(&handle).unwrap_or_default() {
                     self.routes.remove(&c);
                 }

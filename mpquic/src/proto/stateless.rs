@@ -339,9 +339,10 @@ impl<L: ResponseLimiter> StatelessResponder<L> {
         )
     }
 
-    /// Appends the INVALID_TOKEN close answering the client Initial `initial` from `remote` (after
-    /// [`decide`](Self::decide) said [`InitialDecision::Close`] with `error`).
-    pub fn invalid_token_close(
+    /// Appends an Initial closing with `error` in answer to the client Initial `initial` from `remote`: the
+    /// INVALID_TOKEN close after [`decide`](Self::decide) said [`InitialDecision::Close`], or a
+    /// CONNECTION_REFUSED one (RFC 9000 §5.2.2).
+    pub fn initial_close(
         &mut self,
         initial: &PartialDecode,
         remote: SocketAddr,
@@ -624,7 +625,7 @@ mod tests {
                 match d {
                     InitialDecision::SendRetry => { let _ = r.retry(&pd, remote(), &random, now, &mut out); }
                     InitialDecision::Close { error, .. } => {
-                        let _ = r.invalid_token_close(&pd, remote(), &error, now, &mut out);
+                        let _ = r.initial_close(&pd, remote(), &error, now, &mut out);
                     }
                     _ => {}
                 }

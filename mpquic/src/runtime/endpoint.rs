@@ -18,7 +18,9 @@ use tokio::sync::Notify;
 
 use crate::proto::coding::VarInt;
 use crate::proto::connection::{ClientConfig, ConnectError as CoreConnectError, EndpointEvent, ServerConfig};
-use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint as CoreEndpoint, EndpointConfig};
+use crate::proto::endpoint::{
+    ConnectionHandle, DatagramEvent, Endpoint as CoreEndpoint, EndpointConfig, EndpointLimits,
+};
 
 use super::clock;
 use super::connection::{self, ConnShared, Connecting};
@@ -207,6 +209,12 @@ impl Endpoint {
     /// Server: whether every client must first prove its address with a Retry round trip (RFC 9000 §8.1.2).
     pub fn set_require_retry(&self, require: bool) {
         self.shared.lock().core.set_require_retry(require);
+    }
+
+    /// Limits on connections and on server handshakes in progress (see [`EndpointLimits`]: beyond them new
+    /// clients get a Retry or CONNECTION_REFUSED).
+    pub fn set_limits(&self, limits: EndpointLimits) {
+        self.shared.lock().core.set_limits(limits);
     }
 
     /// Sets the configuration [`Endpoint::connect`] uses.

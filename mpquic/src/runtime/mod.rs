@@ -55,5 +55,6 @@ pub use crate::proto::connection::{
     ClientConfig, ConnectionError, ConnectionStats, HandshakeKind, PathStats, PreferredAddressConfig,
     SendDatagramError, ServerConfig, TransportConfig,
 };
+pub use crate::proto::endpoint::EndpointLimits;
 pub use crate::proto::streams::StreamId;
 pub use crate::sched::PathStatus;

@@ -116,6 +116,9 @@ pub enum Event {
 /// Connection → endpoint notifications, from [`Connection::poll_endpoint_event`](super::Connection::poll_endpoint_event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndpointEvent {
+    /// The handshake completed: a server connection no longer counts against the endpoint's
+    /// `max_handshakes`.
+    HandshakeCompleted,
     /// The connection finished draining: its connection IDs may be forgotten.
     Drained,
     /// The connection issued a connection ID: route datagrams addressed to it to this connection.

@@ -17,7 +17,7 @@ use crate::proto::recovery::SpaceId;
 
 use super::close::State;
 use super::spaces::level_index;
-use super::{Connection, ConnectionError, Event};
+use super::{Connection, ConnectionError, EndpointEvent, Event};
 
 /// Bound on received datagrams waiting for the application.
 const MAX_DATAGRAMS_IN: usize = 1024;
@@ -547,6 +547,7 @@ impl Connection {
             self.state = State::Established;
         }
         self.events.push_back(Event::HandshakeCompleted);
+        self.endpoint_events.push_back(EndpointEvent::HandshakeCompleted);
         self.issue_cids();
         if self.side == crate::proto::transport_params::Side::Server {
             // RFC 9001 §4.1.2: "the TLS handshake is considered confirmed at the server when the handshake

@@ -562,9 +562,7 @@ fn retry_flow_invalid_token_close_reaches_the_client() {
     };
     assert_eq!(cause, TokenError::Unauthenticated);
     let mut out = Vec::new();
-    server
-        .invalid_token_close(&pd, client(), &error, T0, &mut out)
-        .unwrap();
+    server.initial_close(&pd, client(), &error, T0, &mut out).unwrap();
     assert!(out.len() <= 3 * initial.len());
 
     // The client opens it with the Initial keys of the DCID it used, and finds CONNECTION_CLOSE(INVALID_TOKEN).

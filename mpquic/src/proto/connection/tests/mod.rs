@@ -13,6 +13,7 @@ mod ecn;
 mod fuzz;
 mod handshake;
 mod harness;
+mod limits;
 mod migration;
 mod multipath;
 mod probes;

@@ -1,0 +1,158 @@
+//! Endpoint limits (issue 10): connections and server handshakes in progress. Beyond `max_connections` a
+//! client is refused with CONNECTION_REFUSED (RFC 9000 §5.2.2); at `max_handshakes` a client whose address is
+//! not validated gets a Retry (RFC 9000 §8.1.2) and one whose address is validated is refused.
+
+use std::time::Duration;
+
+use super::harness::{Pair, SERVER, addr};
+use crate::proto::connection::{Connection, ConnectionError, Event, TransportConfig};
+use crate::proto::endpoint::{DatagramEvent, Endpoint, EndpointConfig, EndpointLimits};
+use crate::proto::error::TransportErrorCode;
+
+/// A second client, with its own endpoint and address, connecting to the pair's server.
+struct OtherClient {
+    _ep: Endpoint,
+    conn: Connection,
+    from: &'static str,
+}
+
+impl OtherClient {
+    fn new(p: &Pair, seed: u64, from: &'static str) -> OtherClient {
+        let mut ep = Endpoint::new(EndpointConfig { seed, cid_len: 8 }, None);
+        let (_, conn) = ep
+            .connect(p.now, &p.client_config, addr(SERVER), "localhost")
+            .unwrap();
+        OtherClient { _ep: ep, conn, from }
+    }
+
+    /// Its next datagram (the Initial, at first).
+    fn datagram(&mut self, p: &Pair) -> Vec<u8> {
+        let mut buf = Vec::new();
+        let t = self.conn.poll_transmit(p.now, &mut buf).unwrap();
+        buf.truncate(t.size);
+        buf
+    }
+
+    /// The server endpoint's decision about the client's next datagram.
+    fn offer(&mut self, p: &mut Pair) -> DatagramEvent {
+        let mut d = self.datagram(p);
+        let now = p.now;
+        p.server
+            .ep
+            .handle(now, None, addr(self.from), None, &mut d)
+            .unwrap()
+    }
+
+    fn receive(&mut self, p: &Pair, datagram: &[u8]) {
+        let mut d = datagram.to_vec();
+        self.conn.handle_datagram(p.now, None, addr(SERVER), None, &mut d);
+    }
+
+    /// The transport error code the server closed the connection with, if it did.
+    fn closed_with(&mut self) -> Option<TransportErrorCode> {
+        let mut code = None;
+        while let Some(e) = self.conn.poll_event() {
+            if let Event::ConnectionLost(ConnectionError::ConnectionClosed { code: c, .. }) = e {
+                code = Some(c);
+            }
+        }
+        code
+    }
+}
+
+/// Long-header packet type bits of a QUIC v1 first byte: 0b11 is Retry (RFC 9000 §17.2.5).
+fn is_retry(datagram: &[u8]) -> bool {
+    datagram.first().is_some_and(|b| b & 0xf0 == 0xf0)
+}
+
+fn pair_with(limits: EndpointLimits, seed: u64) -> Pair {
+    let mut p = Pair::new(None, TransportConfig::default(), seed);
+    p.server.ep.set_limits(limits);
+    p
+}
+
+#[test]
+fn rfc9000_5_2_2_connections_beyond_the_limit_are_refused() {
+    let mut p = pair_with(
+        EndpointLimits {
+            max_connections: 1,
+            ..EndpointLimits::default()
+        },
+        90,
+    );
+    p.handshake();
+    assert_eq!(p.server.ep.connection_count(), 1);
+    let mut other = OtherClient::new(&p, 91, "10.0.0.9:5000");
+    let DatagramEvent::Response(t, close) = other.offer(&mut p) else {
+        panic!("expected a stateless answer");
+    };
+    assert_eq!(t.remote, addr("10.0.0.9:5000"));
+    assert!(!is_retry(&close));
+    assert_eq!(
+        p.server.ep.connection_count(),
+        1,
+        "no state for the refused client"
+    );
+    other.receive(&p, &close);
+    assert_eq!(other.closed_with(), Some(TransportErrorCode::CONNECTION_REFUSED));
+    // Once the first connection is gone, a new client gets in.
+    p.client.conn().close(p.now, 0u32.into(), bytes::Bytes::new());
+    p.run_for(Duration::from_secs(5));
+    assert_eq!(p.server.ep.connection_count(), 0);
+    let mut third = OtherClient::new(&p, 92, "10.0.0.10:5000");
+    assert!(matches!(third.offer(&mut p), DatagramEvent::NewConnection(..)));
+}
+
+#[test]
+fn rfc9000_8_1_2_at_the_handshake_limit_unvalidated_clients_get_a_retry_and_validated_ones_are_refused() {
+    let mut p = pair_with(
+        EndpointLimits {
+            max_handshakes: 1,
+            ..EndpointLimits::default()
+        },
+        93,
+    );
+    // A client that sends its Initial and then nothing: its handshake stays in progress.
+    let mut first = OtherClient::new(&p, 94, "10.0.0.11:5000");
+    let DatagramEvent::NewConnection(h, conn) = first.offer(&mut p) else {
+        panic!("the first client is accepted");
+    };
+    p.server.conns.insert(h, *conn);
+    assert_eq!(p.server.ep.handshakes_in_progress(), 1);
+
+    // Another client, address not validated: a Retry, and no state on the server.
+    let mut second = OtherClient::new(&p, 95, "10.0.0.12:5000");
+    let DatagramEvent::Response(_, retry) = second.offer(&mut p) else {
+        panic!("expected a Retry");
+    };
+    assert!(is_retry(&retry));
+    assert_eq!(p.server.ep.connection_count(), 1);
+    // With the Retry token its address is validated, but the limit still holds: refused.
+    second.receive(&p, &retry);
+    assert!(second.conn.retried());
+    let DatagramEvent::Response(_, close) = second.offer(&mut p) else {
+        panic!("expected a refusal");
+    };
+    assert!(!is_retry(&close));
+    second.receive(&p, &close);
+    assert_eq!(second.closed_with(), Some(TransportErrorCode::CONNECTION_REFUSED));
+
+    // The silent client's handshake times out (the pair's own client stays out of the way meanwhile) and
+    // frees its slot; a new client then completes its handshake, which frees the slot again.
+    p.client.conns.clear();
+    p.run_for(Duration::from_secs(60));
+    assert_eq!(
+        p.server.ep.handshakes_in_progress(),
+        0,
+        "the abandoned handshake timed out"
+    );
+    assert_eq!(p.server.ep.connection_count(), 0);
+    p.reconnect(None, 96);
+    p.handshake();
+    assert_eq!(
+        p.server.ep.handshakes_in_progress(),
+        0,
+        "a completed handshake frees its slot"
+    );
+    assert_eq!(p.server.ep.connection_count(), 1);
+}
