@@ -156,3 +156,47 @@ fn rfc9000_8_1_2_at_the_handshake_limit_unvalidated_clients_get_a_retry_and_vali
     );
     assert_eq!(p.server.ep.connection_count(), 1);
 }
+
+/// Attack (issue 10): a peer floods PATH_CHALLENGE frames, 100 per packet. RFC 9000 §8.2.2 asks for an
+/// echo of each, but one slot per path keeps only the newest unanswered challenge, so the server answers at
+/// most once per path per packet it sends: its state stays bounded and its answers do not multiply.
+#[test]
+fn a_path_challenge_flood_is_answered_with_bounded_state_and_traffic() {
+    use crate::proto::frame::Frame;
+    let mut p = Pair::new(None, TransportConfig::default(), 97);
+    p.handshake();
+    p.run_for(Duration::from_secs(1));
+    let (cs, ss) = (p.client.conn().stats(), p.server.conn().stats());
+    let client_before = (cs.bytes_sent, cs.datagrams_sent);
+    let server_before = (ss.bytes_sent, ss.datagrams_sent);
+    for round in 0..50u8 {
+        let mut f = Vec::new();
+        for i in 0..100u8 {
+            Frame::PathChallenge([round, i, 0, 0, 0, 0, 0, 1]).encode(&mut f);
+        }
+        p.client.conn().inject_raw_frame_for_test(f);
+        p.run_for(Duration::from_millis(5));
+    }
+    p.run_for(Duration::from_secs(1));
+    assert!(super::cids::lost(&p.client.events).is_none());
+    assert!(super::cids::lost(&p.server.events).is_none());
+    let (cs, ss) = (p.client.conn().stats(), p.server.conn().stats());
+    let client = cs.bytes_sent - client_before.0;
+    let server = ss.bytes_sent - server_before.0;
+    let (client_dgrams, server_dgrams) = (
+        cs.datagrams_sent - client_before.1,
+        ss.datagrams_sent - server_before.1,
+    );
+    eprintln!("flood: client {client} B in {client_dgrams} datagrams, server {server} B in {server_dgrams}");
+    // 50 packets of 900 B of challenges. Each PATH_RESPONSE goes in a datagram padded to 1200 B (RFC 9000
+    // §8.2.2 "MUST expand datagrams that contain a PATH_RESPONSE frame to at least [...] 1200 bytes"), so the
+    // server answers each flood datagram with at most one such datagram, never one per challenge (that would
+    // be 5000 PATH_RESPONSE frames).
+    assert!(client > 45_000, "client sent {client} B");
+    assert!(
+        server_dgrams <= client_dgrams + 2,
+        "server sent {server_dgrams} datagrams for the client's {client_dgrams}"
+    );
+    assert!(server <= 1200 * (client_dgrams + 2), "server sent {server} B");
+    assert!(!p.server.conn().is_closed() && !p.client.conn().is_closed());
+}
