@@ -52,8 +52,8 @@ pub use crate::proto::cid::OpenPathError;
 pub use crate::proto::coding::VarInt;
 pub use crate::proto::connection::ClosePathError;
 pub use crate::proto::connection::{
-    ClientConfig, ConnectionError, ConnectionStats, HandshakeKind, PathStats, PreferredAddressConfig,
-    SendDatagramError, ServerConfig, TransportConfig,
+    ClientConfig, ConnectionError, ConnectionLimits, ConnectionStats, HandshakeKind, PathStats,
+    PreferredAddressConfig, SendDatagramError, ServerConfig, TransportConfig,
 };
 pub use crate::proto::endpoint::EndpointLimits;
 pub use crate::proto::streams::StreamId;

@@ -58,6 +58,8 @@ pub struct TransportConfig {
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
     pub use_preferred_address: bool,
+    /// Bounds on what a peer (or the application) can make the connection buffer.
+    pub limits: ConnectionLimits,
     /// Write a qlog (JSON-SEQ) of each connection into the writer this factory returns (`None`: no qlog).
     /// See [`crate::proto::qlog`]; `mpquic::runtime::qlog_directory` opens one file per connection.
     pub qlog: Option<crate::proto::qlog::QlogFactory>,
@@ -124,7 +126,45 @@ impl Default for TransportConfig {
             initial_max_path_id: Some(DEFAULT_INITIAL_MAX_PATH_ID),
             ack_path: AckPathPolicy::SamePath,
             use_preferred_address: true,
+            limits: ConnectionLimits::default(),
             qlog: None,
+        }
+    }
+}
+
+/// Bounds on per-connection buffers that neither flow control nor a transport parameter already bounds.
+/// (Stream data is bounded by the flow-control windows of [`StreamsConfig`], connection IDs by
+/// active_connection_id_limit, paths by `initial_max_path_id` and the MAX_PATH_ID we grant, streams by
+/// `max_bidi_streams` / `max_uni_streams`.) `docs/proto-connection.md` lists every limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// CRYPTO data accepted beyond what TLS consumed, per encryption level; more is a connection error of
+    /// type CRYPTO_BUFFER_EXCEEDED (RFC 9000 §7.5). Default 64 KiB (at least 4096).
+    pub crypto_buffer: u64,
+    /// Received DATAGRAM frames waiting for the application; beyond it the oldest is dropped (RFC 9221 §5:
+    /// datagrams are unreliable). Default 1024.
+    pub datagrams_in: usize,
+    /// Datagrams the application queued that are not sent yet; beyond it the oldest is dropped. Default 1024.
+    pub datagrams_out: usize,
+}
+
+/// RFC 9000 §7.5: "Implementations MUST support buffering at least 4096 bytes of data received in
+/// out-of-order CRYPTO frames."
+const MIN_CRYPTO_BUFFER: u64 = 4096;
+
+impl ConnectionLimits {
+    /// The CRYPTO buffer in force: the configured one, but never below RFC 9000 §7.5's 4096 bytes.
+    pub fn crypto_buffer(&self) -> u64 {
+        self.crypto_buffer.max(MIN_CRYPTO_BUFFER)
+    }
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            crypto_buffer: 64 * 1024,
+            datagrams_in: 1024,
+            datagrams_out: 1024,
         }
     }
 }

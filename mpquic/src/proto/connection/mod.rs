@@ -45,8 +45,8 @@ use bytes::Bytes;
 
 pub use crate::proto::qlog::{QlogContext, QlogFactory};
 pub use config::{
-    AckPathPolicy, CcFactory, ClientConfig, DEFAULT_INITIAL_MAX_PATH_ID, PreferredAddressConfig, Rng,
-    SchedFactory, ServerConfig, TransportConfig,
+    AckPathPolicy, CcFactory, ClientConfig, ConnectionLimits, DEFAULT_INITIAL_MAX_PATH_ID,
+    PreferredAddressConfig, Rng, SchedFactory, ServerConfig, TransportConfig,
 };
 pub use early_data::HandshakeKind;
 pub use ecn::EcnStatus;
@@ -652,6 +652,11 @@ impl Connection {
             usize::from(self.config.max_udp_payload).saturating_sub(1 + self.paths_dcid_len() + 4 + 16);
         if frame_len as u64 > max.into_inner() || frame_len > room {
             return Err(SendDatagramError::TooLarge);
+        }
+        // `ConnectionLimits::datagrams_out`: an application that queues faster than the path sends loses the
+        // oldest datagrams, not memory.
+        if self.datagrams_out.len() >= self.config.limits.datagrams_out.max(1) {
+            self.datagrams_out.pop_front();
         }
         self.datagrams_out.push_back(data);
         Ok(())

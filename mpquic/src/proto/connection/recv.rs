@@ -19,9 +19,6 @@ use super::close::State;
 use super::spaces::level_index;
 use super::{Connection, ConnectionError, EndpointEvent, Event};
 
-/// Bound on received datagrams waiting for the application.
-const MAX_DATAGRAMS_IN: usize = 1024;
-
 impl Connection {
     /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The datagram is
     /// copied once into a [`BytesMut`] and handed to [`Connection::handle_datagram_buf`]; callers that own
@@ -378,10 +375,11 @@ impl Connection {
             Frame::Padding(_) | Frame::Ping => {}
             Frame::Ack(ack) => self.on_ack(now, level, path_id, &ack)?,
             Frame::Crypto(c) => {
+                let limit = self.config.limits.crypto_buffer();
                 let data = self
                     .crypto
                     .get_mut(level_index(level))
-                    .map(|s| s.on_received(c.offset.into_inner(), c.data))
+                    .map(|s| s.on_received(c.offset.into_inner(), c.data, limit))
                     .transpose()?
                     .unwrap_or_default();
                 if !data.is_empty() {
@@ -460,7 +458,7 @@ impl Connection {
                 if frame_len > max {
                     return Err(TransportError::protocol_violation("DATAGRAM too large").with_frame(ty));
                 }
-                if self.datagrams_in.len() >= MAX_DATAGRAMS_IN {
+                if self.datagrams_in.len() >= self.config.limits.datagrams_in.max(1) {
                     self.datagrams_in.pop_front();
                 }
                 self.datagrams_in.push_back(payload.slice_ref(d.data));

@@ -11,9 +11,6 @@ use crate::proto::crypto::{Keys, Level};
 use crate::proto::error::{TransportError, TransportErrorCode};
 use crate::proto::frame::FrameType;
 
-/// How far beyond the read offset a peer may send CRYPTO data.
-const MAX_CRYPTO_BUFFER: u64 = 64 * 1024;
-
 /// One long-header packet-number space.
 #[derive(Debug)]
 pub(super) struct Space {
@@ -98,12 +95,18 @@ impl CryptoStream {
         }
     }
 
-    /// Received CRYPTO data at `offset`; returns the newly contiguous bytes for TLS.
-    pub(super) fn on_received(&mut self, offset: u64, data: &[u8]) -> Result<Vec<u8>, TransportError> {
+    /// Received CRYPTO data at `offset`, accepted up to `limit` bytes beyond the read offset
+    /// (`ConnectionLimits::crypto_buffer`); returns the newly contiguous bytes for TLS.
+    pub(super) fn on_received(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        limit: u64,
+    ) -> Result<Vec<u8>, TransportError> {
         let end = offset.saturating_add(data.len() as u64);
         // RFC 9000 §7.5: "If an endpoint does not expand its buffer, it MUST close the connection with a
         // CRYPTO_BUFFER_EXCEEDED error code."
-        if end > self.read.saturating_add(MAX_CRYPTO_BUFFER) {
+        if end > self.read.saturating_add(limit) {
             return Err(TransportError::new(
                 TransportErrorCode::CRYPTO_BUFFER_EXCEEDED,
                 "CRYPTO data beyond the buffer",

@@ -200,3 +200,86 @@ fn a_path_challenge_flood_is_answered_with_bounded_state_and_traffic() {
     assert!(server <= 1200 * (client_dgrams + 2), "server sent {server} B");
     assert!(!p.server.conn().is_closed() && !p.client.conn().is_closed());
 }
+
+fn limited(limits: crate::proto::connection::ConnectionLimits, seed: u64) -> Pair {
+    let transport = TransportConfig {
+        limits,
+        ..TransportConfig::default()
+    };
+    let mut p = Pair::new(None, transport, seed);
+    p.handshake();
+    p
+}
+
+/// RFC 9000 §7.5: CRYPTO data beyond the configured buffer is CRYPTO_BUFFER_EXCEEDED; the same frame within
+/// the default 64 KiB is buffered.
+#[test]
+fn rfc9000_7_5_crypto_data_beyond_the_configured_buffer_is_crypto_buffer_exceeded() {
+    use crate::proto::coding::VarInt;
+    use crate::proto::frame::{Crypto, Frame};
+    let frame = || {
+        let mut f = Vec::new();
+        Frame::Crypto(Crypto {
+            offset: VarInt::from_u32(5000),
+            data: &[0u8; 100],
+        })
+        .encode(&mut f);
+        f
+    };
+    let small = crate::proto::connection::ConnectionLimits {
+        crypto_buffer: 4096,
+        ..Default::default()
+    };
+    let mut p = limited(small, 98);
+    p.client.conn().inject_raw_frame_for_test(frame());
+    assert!(p.drive_until(Duration::from_secs(5), |p| {
+        super::cids::lost(&p.client.events).is_some()
+    }));
+    assert_eq!(
+        super::cids::closed_with(&p.client.events),
+        Some(TransportErrorCode::CRYPTO_BUFFER_EXCEEDED)
+    );
+    let mut p = limited(Default::default(), 99);
+    p.client.conn().inject_raw_frame_for_test(frame());
+    p.run_for(Duration::from_secs(1));
+    assert!(super::cids::lost(&p.server.events).is_none());
+}
+
+/// A peer that sends datagrams faster than the application reads them costs at most `datagrams_in` of them;
+/// an application that queues faster than the path sends keeps at most `datagrams_out`. The oldest go.
+#[test]
+fn datagram_queues_keep_the_newest_within_their_limits() {
+    let limits = crate::proto::connection::ConnectionLimits {
+        datagrams_in: 4,
+        datagrams_out: 3,
+        ..Default::default()
+    };
+    // The server keeps 4 of the client's 10 (nobody reads until the end).
+    let mut p = limited(limits, 100);
+    for i in 0..10u8 {
+        p.client
+            .conn()
+            .send_datagram(bytes::Bytes::from(vec![i; 100]))
+            .unwrap();
+        p.run_for(Duration::from_millis(20));
+    }
+    p.run_for(Duration::from_secs(1));
+    let mut got = Vec::new();
+    while let Some(d) = p.server.conn().recv_datagram() {
+        got.push(d[0]);
+    }
+    assert_eq!(got, [6, 7, 8, 9]);
+    // The client queues 10 at once: only the newest 3 leave.
+    for i in 20..30u8 {
+        p.client
+            .conn()
+            .send_datagram(bytes::Bytes::from(vec![i; 100]))
+            .unwrap();
+    }
+    p.run_for(Duration::from_secs(1));
+    let mut got = Vec::new();
+    while let Some(d) = p.server.conn().recv_datagram() {
+        got.push(d[0]);
+    }
+    assert_eq!(got, [27, 28, 29]);
+}
