@@ -18,6 +18,7 @@ pub mod frame;
 pub mod input;
 pub mod packet;
 pub mod pair;
+pub mod seeds;
 pub mod stream_reassembly;
 pub mod transport_params;
 

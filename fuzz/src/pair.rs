@@ -238,20 +238,28 @@ impl Pair {
             } else {
                 &mut self.client
             };
-            if let Some(log) = self.capture.as_mut() {
-                let plaintext = node
-                    .conns
-                    .values_mut()
-                    .next()
-                    .map(|c| c.open_for_fuzzing(&p.data))
-                    .unwrap_or_default();
+            // Packets are opened before the datagram is processed (keys that processing discards) and after
+            // (keys that processing derives, e.g. Handshake keys from a coalesced Initial).
+            let original = self.capture.is_some().then(|| p.data.clone());
+            let before = match &original {
+                Some(d) => node.conn().map(|c| c.open_for_fuzzing(d)).unwrap_or_default(),
+                None => Vec::new(),
+            };
+            let response = node.receive(now, p.to, p.from, p.ecn, &mut p.data);
+            if let (Some(log), Some(data)) = (self.capture.as_mut(), original) {
+                let mut plaintext = before;
+                let after = node.conn().map(|c| c.open_for_fuzzing(&data)).unwrap_or_default();
+                for (ty, payload) in after {
+                    if plaintext.iter().all(|(t, _)| *t != ty) {
+                        plaintext.push((ty, payload));
+                    }
+                }
                 log.push(Captured {
                     to_server: p.to_server,
-                    data: p.data.clone(),
+                    data,
                     plaintext,
                 });
             }
-            let response = node.receive(now, p.to, p.from, p.ecn, &mut p.data);
             if let Some(data) = response {
                 self.link.push(InFlight {
                     at: now + self.delay,
@@ -265,8 +273,10 @@ impl Pair {
         }
     }
 
-    /// One step: send, advance to the next event, deliver. Returns false when nothing is left to do.
-    pub fn step(&mut self) -> bool {
+    /// One step: send, advance to the next event if it is due by `limit`, deliver. Returns false (and moves
+    /// time to `limit`) when nothing is due by then: time never jumps past `limit`, so far timers (idle
+    /// timeout) only fire when asked for.
+    pub fn step_within(&mut self, limit: Instant) -> bool {
         self.flush(64);
         let next = [
             self.link.iter().map(|p| p.at).min(),
@@ -276,20 +286,27 @@ impl Pair {
         .into_iter()
         .flatten()
         .min();
-        let Some(t) = next else { return false };
-        self.now = self.now.max(t);
-        self.deliver();
-        true
+        match next {
+            Some(t) if t <= limit => {
+                self.now = self.now.max(t);
+                self.deliver();
+                true
+            }
+            _ => {
+                self.now = self.now.max(limit);
+                false
+            }
+        }
     }
 
     /// Steps until `done` holds (true) or `max` of virtual time or the step budget runs out (false).
     pub fn drive_until(&mut self, max: Duration, steps: usize, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
-        let end = self.now + max;
+        let limit = self.now + max;
         for _ in 0..steps {
             if done(self) {
                 return true;
             }
-            if !self.step() || self.now > end {
+            if !self.step_within(limit) {
                 break;
             }
         }
@@ -304,9 +321,8 @@ impl Pair {
         })
     }
 
-    /// Delivers nothing new: lets both sides answer what they received for `d` of virtual time.
+    /// Lets both sides exchange what they have for `d` of virtual time (at most `steps` steps).
     pub fn run_for(&mut self, d: Duration, steps: usize) {
-        let end = self.now + d;
-        let _ = self.drive_until(d, steps, |p| p.now >= end);
+        let _ = self.drive_until(d, steps, |_| false);
     }
 }
