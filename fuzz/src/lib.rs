@@ -22,8 +22,11 @@ pub mod seeds;
 pub mod stream_reassembly;
 pub mod transport_params;
 
+/// The body of a fuzz target.
+pub type Target = fn(&[u8]);
+
 /// Every target, by the name of its binary and corpus directory.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("packet", packet::run),
     ("frame", frame::run),
     ("transport_params", transport_params::run),

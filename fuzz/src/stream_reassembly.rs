@@ -42,6 +42,9 @@ struct Model {
     reset: bool,
     stopped: bool,
     ended: bool,
+    /// The application saw the end or the reset (or stopped reading): the stream's state may be gone, and
+    /// with it the final size a late frame could contradict.
+    forgotten: bool,
 }
 
 impl Model {
@@ -110,8 +113,8 @@ pub fn run(data: &[u8]) {
                 let fin = op & 0x03 == 3;
                 let Some(end) = offset.checked_add(len) else { return };
                 let data: Bytes = (offset..end).map(|o| pattern(raw_id, o)).collect();
-                let contradicts = m.final_size.is_some_and(|f| end > f || (fin && end != f))
-                    || (fin && end < m.max_end);
+                let contradicts = !m.forgotten
+                    && (m.final_size.is_some_and(|f| end > f || (fin && end != f)) || (fin && end < m.max_end));
                 let result = streams.on_stream_data(id, offset, data, fin);
                 if result.is_err() {
                     return;
@@ -134,7 +137,7 @@ pub fn run(data: &[u8]) {
                     u64::from(input.u16())
                 };
                 let contradicts =
-                    m.final_size.is_some_and(|f| f != final_size) || final_size < m.max_end;
+                    !m.forgotten && (m.final_size.is_some_and(|f| f != final_size) || final_size < m.max_end);
                 let frame = ResetStream {
                     id: id.to_varint(),
                     error_code: VarInt::from_u32(u32::from(input.u8())),
@@ -151,6 +154,7 @@ pub fn run(data: &[u8]) {
             6 => {
                 if streams.stop(id, VarInt::from_u32(7)).is_ok() {
                     m.stopped = true;
+                    m.forgotten = true;
                 }
             }
             _ => {
@@ -215,10 +219,12 @@ fn read(
             assert!(!m.reset, "stream {raw}: a reset stream does not end cleanly");
             assert_eq!(Some(m.read), m.final_size, "stream {raw}: ends at its final size");
             m.ended = true;
+            m.forgotten = true;
             false
         }
         Err(ReadError::Reset(_)) => {
             assert!(m.reset, "stream {raw}: reset reported but never received");
+            m.forgotten = true;
             false
         }
         Err(ReadError::Blocked) => {

@@ -2,6 +2,9 @@
 //! minimised corpus (`fuzz/corpus/TARGET/`) and the inputs that once crashed (`fuzz/artifacts/TARGET/`).
 //! A target that panics on any of them fails the test, naming the file.
 
+// The helpers outside `#[test]` functions report failures by panicking, like the tests themselves.
+#![allow(clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path) -> Vec<PathBuf> {
