@@ -7,9 +7,10 @@
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::args_os()
-        .nth(1)
-        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus"), PathBuf::from);
+    let dir = std::env::args_os().nth(1).map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus"),
+        PathBuf::from,
+    );
     let seeds = mpquic_fuzz::seeds::generate().ok_or("the real exchange could not be run")?;
     for (target, inputs) in &seeds {
         let d = dir.join(target);
@@ -24,6 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// FNV-1a, for stable file names.
 fn fnv1a(data: &[u8]) -> u64 {
-    data.iter()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -197,7 +197,10 @@ fn ack_from_tracker(s: &mut State, input: &mut Input<'_>, space: SpaceId, path_a
     assert_eq!(Some(ack.largest.into_inner()), t.largest_received());
     assert_eq!(ack.range_count() + 1, written.ranges as u64);
     for r in ack.iter() {
-        assert!(t.ranges().contains_all(r.clone()), "acknowledges only what was received");
+        assert!(
+            t.ranges().contains_all(r.clone()),
+            "acknowledges only what was received"
+        );
     }
     let largest = written.largest;
     process_ack(s, space, &ack, exp);
@@ -230,12 +233,17 @@ fn process_ack(s: &mut State, space: SpaceId, ack: &Ack<'_>, exp: u8) {
     let beyond = ranges.iter().any(|r| *r.end() >= m.next);
     let outcome = match result {
         Err(_) => {
-            let skipped = ranges
-                .iter()
-                .any(|r| m.skipped.range(r.clone()).next().is_some());
-            assert!(beyond || skipped, "an error names an unsent or skipped packet number");
+            let skipped = ranges.iter().any(|r| m.skipped.range(r.clone()).next().is_some());
+            assert!(
+                beyond || skipped,
+                "an error names an unsent or skipped packet number"
+            );
             assert_eq!(s.rec.bytes_in_flight(), flight_before, "an error changes nothing");
-            assert_eq!(s.rec.outstanding(space), outstanding_before, "an error changes nothing");
+            assert_eq!(
+                s.rec.outstanding(space),
+                outstanding_before,
+                "an error changes nothing"
+            );
             return;
         }
         Ok(o) => o,
@@ -248,7 +256,11 @@ fn process_ack(s: &mut State, space: SpaceId, ack: &Ack<'_>, exp: u8) {
         ..
     } = outcome;
     for r in &acked {
-        assert!(ranges.iter().any(|x| x.contains(&r.pn)), "acked {} is in the frame", r.pn);
+        assert!(
+            ranges.iter().any(|x| x.contains(&r.pn)),
+            "acked {} is in the frame",
+            r.pn
+        );
         take(m, r, "acknowledged");
     }
     for r in &lost {
@@ -259,7 +271,10 @@ fn process_ack(s: &mut State, space: SpaceId, ack: &Ack<'_>, exp: u8) {
         assert!(m.lost.remove(&pn), "spurious loss {pn} was declared lost");
         assert!(ranges.iter().any(|x| x.contains(&pn)));
     }
-    assert!(s.rec.largest_acked(space) >= largest_before, "largest acknowledged never decreases");
+    assert!(
+        s.rec.largest_acked(space) >= largest_before,
+        "largest acknowledged never decreases"
+    );
 }
 
 /// Removes a returned record from the model, checking it was outstanding and is returned once.
@@ -301,14 +316,21 @@ fn lifecycle(s: &mut State, input: &mut Input<'_>) {
             for r in &records {
                 take(m, r, "discarded");
             }
-            assert!(m.outstanding.is_empty(), "discarding returns every outstanding packet");
+            assert!(
+                m.outstanding.is_empty(),
+                "discarding returns every outstanding packet"
+            );
             m.discarded = true;
             m.lost.clear();
         }
         2 => {
             let records = s.rec.abandon();
             let outstanding: usize = s.models.iter().map(|m| m.outstanding.len()).sum();
-            assert_eq!(records.len(), outstanding, "abandoning returns every outstanding packet");
+            assert_eq!(
+                records.len(),
+                outstanding,
+                "abandoning returns every outstanding packet"
+            );
             for r in &records {
                 assert!(
                     s.models.iter().any(|m| m.outstanding.contains_key(&r.pn)),
@@ -333,7 +355,11 @@ fn check(s: &State) {
     let mut flight = 0u64;
     for (space, m) in SpaceId::ALL.iter().zip(&s.models) {
         if !m.discarded {
-            assert_eq!(s.rec.outstanding(*space), m.outstanding.len(), "outstanding in {space:?}");
+            assert_eq!(
+                s.rec.outstanding(*space),
+                m.outstanding.len(),
+                "outstanding in {space:?}"
+            );
             assert_eq!(s.rec.next_packet_number(*space), Some(m.next));
         }
         flight += m

@@ -47,7 +47,8 @@ pub fn established(settings: u8) -> Option<Pair> {
     if settings & SECOND_PATH != 0 {
         let now = p.now;
         let c = p.client.conn()?;
-        c.open_path(now, Some(CLIENT2), SERVER, PathStatus::Available).ok()?;
+        c.open_path(now, Some(CLIENT2), SERVER, PathStatus::Available)
+            .ok()?;
         let ok = p.drive_until(Duration::from_secs(2), 200, |p| {
             p.client
                 .events

@@ -61,7 +61,11 @@ pub fn run(data: &[u8]) {
 /// The ranges of an ACK / PATH_ACK frame are well formed and re-encode canonically.
 fn check_ack(a: &Ack<'_>) {
     let ranges: Vec<_> = a.iter().collect();
-    assert_eq!(ranges.len() as u64, a.range_count() + 1, "one range per ACK Range plus the first");
+    assert_eq!(
+        ranges.len() as u64,
+        a.range_count() + 1,
+        "one range per ACK Range plus the first"
+    );
     let mut below: Option<u64> = None;
     for r in &ranges {
         assert!(r.start() <= r.end(), "empty range");
@@ -84,7 +88,10 @@ fn check_ack(a: &Ack<'_>) {
         Some(Ok(Frame::Ack(b))) => {
             assert_eq!(b.iter().collect::<Vec<_>>(), ranges);
             assert_eq!((b.path_id, b.delay, b.ecn), (a.path_id, a.delay, a.ecn));
-            assert!(b.encoded_len() <= a.encoded_len(), "canonical encoding is not longer");
+            assert!(
+                b.encoded_len() <= a.encoded_len(),
+                "canonical encoding is not longer"
+            );
         }
         other => panic!("re-encoded ACK did not decode: {other:?}"),
     }

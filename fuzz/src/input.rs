@@ -80,7 +80,9 @@ impl<'a> Input<'a> {
 /// Writes `data` prefixed by its u16 length (truncated to 65535 bytes): the inverse of [`Input::chunk`], for
 /// the seed generator.
 pub fn put_chunk(out: &mut Vec<u8>, data: &[u8]) {
-    let data = data.get(..data.len().min(usize::from(u16::MAX))).unwrap_or_default();
+    let data = data
+        .get(..data.len().min(usize::from(u16::MAX)))
+        .unwrap_or_default();
     out.extend_from_slice(&(data.len() as u16).to_be_bytes());
     out.extend_from_slice(data);
 }

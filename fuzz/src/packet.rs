@@ -13,11 +13,11 @@
 use mpquic::cc::PathId;
 use mpquic::proto::crypto::{Keys, Side};
 use mpquic::proto::frame::decode_frames;
+use mpquic::proto::packet::stateless_reset::trailing_token;
 use mpquic::proto::packet::{
     CoalescedPackets, ConnectionId, DecodedPacket, Header, OutgoingHeader, PacketType, PartialDecode,
     ResetToken, RetryPacket, VersionNegotiation, encode_retry, find_stateless_reset,
 };
-use mpquic::proto::packet::stateless_reset::trailing_token;
 
 use crate::input::Input;
 
@@ -32,7 +32,10 @@ pub fn run(data: &[u8]) {
     for item in CoalescedPackets::new(datagram, cid_len) {
         let Ok((range, packet)) = item else { break };
         assert_eq!(range.start, end, "coalesced packets are contiguous");
-        assert!(range.start < range.end && range.end <= datagram.len(), "packet inside the datagram");
+        assert!(
+            range.start < range.end && range.end <= datagram.len(),
+            "packet inside the datagram"
+        );
         end = range.end;
         let Some(bytes) = datagram.get(range) else { break };
         check_packet(bytes, packet, cid_len, &mask);
@@ -56,7 +59,10 @@ fn check_packet(bytes: &[u8], packet: DecodedPacket<'_>, cid_len: usize, mask: &
 fn check_protected(bytes: &[u8], pd: PartialDecode, cid_len: usize, mask: &[u8; 5]) {
     assert!(pd.len() <= bytes.len());
     assert!(pd.pn_offset() < pd.len());
-    assert!(pd.sample(bytes).is_some(), "a decoded packet has its header-protection sample");
+    assert!(
+        pd.sample(bytes).is_some(),
+        "a decoded packet has its header-protection sample"
+    );
     assert!(pd.token_range().end <= pd.len());
     let _ = pd.check_received_by_client();
     let _ = pd.token(bytes);
@@ -184,7 +190,13 @@ fn seal_open_round_trip(dcid: &ConnectionId, payload: &[u8]) {
     buf.resize(buf.len() + tag, 0);
     let len = buf.len();
     assert!(pe.set_length(&mut buf, len).is_ok());
-    assert!(client.local.packet.seal(PathId(0), pn, &mut buf, pe.header_len()).is_ok());
+    assert!(
+        client
+            .local
+            .packet
+            .seal(PathId(0), pn, &mut buf, pe.header_len())
+            .is_ok()
+    );
     assert!(client.local.header.apply(&mut buf, pe.pn_offset()).is_ok());
     let field = match server.remote.header.remove(&mut buf, pe.pn_offset()) {
         Ok(f) => f,
@@ -192,11 +204,18 @@ fn seal_open_round_trip(dcid: &ConnectionId, payload: &[u8]) {
     };
     assert_eq!(field.len, 2);
     assert_eq!(u64::from(field.truncated), pn);
-    let n = match server.remote.packet.open(PathId(0), pn, &mut buf, pe.header_len()) {
+    let n = match server
+        .remote
+        .packet
+        .open(PathId(0), pn, &mut buf, pe.header_len())
+    {
         Ok(n) => n,
         Err(e) => panic!("packet protection round trip: {e:?}"),
     };
-    assert_eq!(buf.get(pe.header_len()..pe.header_len() + n), Some(plain.as_slice()));
+    assert_eq!(
+        buf.get(pe.header_len()..pe.header_len() + n),
+        Some(plain.as_slice())
+    );
 }
 
 fn check_retry(r: &RetryPacket<'_>) {
@@ -210,7 +229,10 @@ fn check_retry(r: &RetryPacket<'_>) {
     buf.extend_from_slice(&r.tag);
     match DecodedPacket::decode(&buf, 0) {
         Ok(DecodedPacket::Retry(r2)) => {
-            assert_eq!((r2.dcid, r2.scid, r2.token, r2.tag), (r.dcid, r.scid, r.token, r.tag));
+            assert_eq!(
+                (r2.dcid, r2.scid, r2.token, r2.tag),
+                (r.dcid, r.scid, r.token, r.tag)
+            );
             assert_eq!(r2.without_tag, r.without_tag);
         }
         other => panic!("re-encoded Retry did not decode: {other:?}"),

@@ -52,7 +52,10 @@ pub fn configs() -> Option<&'static (ClientConfig, Arc<ServerConfig>)> {
 /// A server endpoint with the shared configuration.
 pub fn server_endpoint(seed: u64) -> Option<Endpoint> {
     let (_, sc) = configs()?;
-    Some(Endpoint::new(EndpointConfig { seed, cid_len: 8 }, Some(sc.clone())))
+    Some(Endpoint::new(
+        EndpointConfig { seed, cid_len: 8 },
+        Some(sc.clone()),
+    ))
 }
 
 /// One side: an endpoint and its connections.
@@ -101,7 +104,11 @@ impl Node {
 
     /// Fires due timers, drains events into `events` and the endpoint, and returns the datagrams the
     /// connections want to send: (from, to, bytes, ECN). At most `max` datagrams.
-    pub fn drive(&mut self, now: Instant, max: usize) -> Vec<(SocketAddr, SocketAddr, Vec<u8>, Option<EcnCodepoint>)> {
+    pub fn drive(
+        &mut self,
+        now: Instant,
+        max: usize,
+    ) -> Vec<(SocketAddr, SocketAddr, Vec<u8>, Option<EcnCodepoint>)> {
         let mut out = Vec::new();
         let mut buf = Vec::new();
         for (h, c) in &mut self.conns {
@@ -109,7 +116,9 @@ impl Node {
                 c.handle_timeout(now);
             }
             while out.len() < max {
-                let Some(t) = c.poll_transmit(now, &mut buf) else { break };
+                let Some(t) = c.poll_transmit(now, &mut buf) else {
+                    break;
+                };
                 let data = buf.get(..t.size).map(<[u8]>::to_vec).unwrap_or_default();
                 out.push((t.local.unwrap_or(self.addr), t.remote, data, t.ecn));
                 buf.clear();
@@ -230,7 +239,9 @@ impl Pair {
     /// Delivers the datagrams due now.
     fn deliver(&mut self) {
         let now = self.now;
-        let (due, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.link).into_iter().partition(|p| p.at <= now);
+        let (due, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.link)
+            .into_iter()
+            .partition(|p| p.at <= now);
         self.link = rest;
         for mut p in due {
             let node = if p.to_server {
@@ -300,7 +311,12 @@ impl Pair {
     }
 
     /// Steps until `done` holds (true) or `max` of virtual time or the step budget runs out (false).
-    pub fn drive_until(&mut self, max: Duration, steps: usize, mut done: impl FnMut(&mut Pair) -> bool) -> bool {
+    pub fn drive_until(
+        &mut self,
+        max: Duration,
+        steps: usize,
+        mut done: impl FnMut(&mut Pair) -> bool,
+    ) -> bool {
         let limit = self.now + max;
         for _ in 0..steps {
             if done(self) {

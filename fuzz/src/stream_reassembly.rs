@@ -111,10 +111,13 @@ pub fn run(data: &[u8]) {
                     u64::from(input.u8())
                 };
                 let fin = op & 0x03 == 3;
-                let Some(end) = offset.checked_add(len) else { return };
+                let Some(end) = offset.checked_add(len) else {
+                    return;
+                };
                 let data: Bytes = (offset..end).map(|o| pattern(raw_id, o)).collect();
                 let contradicts = !m.forgotten
-                    && (m.final_size.is_some_and(|f| end > f || (fin && end != f)) || (fin && end < m.max_end));
+                    && (m.final_size.is_some_and(|f| end > f || (fin && end != f))
+                        || (fin && end < m.max_end));
                 let result = streams.on_stream_data(id, offset, data, fin);
                 if result.is_err() {
                     return;
@@ -168,7 +171,10 @@ pub fn run(data: &[u8]) {
             let id = StreamId::from_varint(VarInt::from_u32(raw as u32));
             if let Some(b) = streams.read_buffered(id) {
                 assert!(b <= MAX_STREAM_WINDOW, "stream {raw} buffers {b} bytes");
-                assert!(b <= m.max_end.saturating_sub(m.read), "buffered bytes were received");
+                assert!(
+                    b <= m.max_end.saturating_sub(m.read),
+                    "buffered bytes were received"
+                );
             }
         }
     }
@@ -184,7 +190,11 @@ pub fn run(data: &[u8]) {
             }
         }
         if !m.reset && !m.stopped && !m.ended && m.contiguous() > m.read {
-            panic!("stream {raw}: bytes {}..{} arrived but were not read", m.read, m.contiguous());
+            panic!(
+                "stream {raw}: bytes {}..{} arrived but were not read",
+                m.read,
+                m.contiguous()
+            );
         }
         if let Some(f) = m.final_size {
             if !m.reset && !m.stopped && m.contiguous() >= f {
@@ -208,9 +218,17 @@ fn read(
             assert!(!m.stopped && !m.ended, "stream {raw}: data after stop or end");
             assert!(data.len() <= max_len.max(1));
             let end = m.read + data.len() as u64;
-            assert!(end <= m.contiguous(), "stream {raw}: read beyond what arrived contiguously");
+            assert!(
+                end <= m.contiguous(),
+                "stream {raw}: read beyond what arrived contiguously"
+            );
             for (i, b) in data.iter().enumerate() {
-                assert_eq!(*b, pattern(raw, m.read + i as u64), "stream {raw}: byte {}", m.read + i as u64);
+                assert_eq!(
+                    *b,
+                    pattern(raw, m.read + i as u64),
+                    "stream {raw}: byte {}",
+                    m.read + i as u64
+                );
             }
             m.read = end;
             !data.is_empty()

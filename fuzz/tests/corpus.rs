@@ -14,7 +14,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| !n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            p.is_file()
+                && p.file_name()
+                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+        })
         .collect();
     v.sort();
     v
@@ -47,7 +51,10 @@ fn every_target_has_a_libfuzzer_binary() {
     for (name, _) in mpquic_fuzz::TARGETS {
         let bin = root.join("fuzz_targets").join(format!("{name}.rs"));
         assert!(bin.is_file(), "fuzz_targets/{name}.rs is missing");
-        assert!(manifest.contains(&format!("name = \"{name}\"")), "no [[bin]] {name} in fuzz/Cargo.toml");
+        assert!(
+            manifest.contains(&format!("name = \"{name}\"")),
+            "no [[bin]] {name} in fuzz/Cargo.toml"
+        );
     }
 }
 
@@ -63,12 +70,19 @@ fn targets_hold_on_pseudo_random_inputs() {
         x
     };
     for (name, run) in mpquic_fuzz::TARGETS {
-        let cases = if *name == "connection" || *name == "endpoint" { 40 } else { 1000 };
+        let cases = if *name == "connection" || *name == "endpoint" {
+            40
+        } else {
+            1000
+        };
         for case in 0..cases {
             let len = (next() % 600) as usize;
             let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
             let result = std::panic::catch_unwind(|| run(&data));
-            assert!(result.is_ok(), "target {name} fails on pseudo-random case {case}: {data:02x?}");
+            assert!(
+                result.is_ok(),
+                "target {name} fails on pseudo-random case {case}: {data:02x?}"
+            );
         }
     }
 }
@@ -84,11 +98,28 @@ fn the_connection_target_reaches_an_established_multipath_connection() {
     assert!(c.paths().len() >= 2, "paths: {:?}", c.paths());
     let mut buf = Vec::new();
     // A PING sealed by the client is accepted by the server.
-    let before = p.server.conn().expect("server connection").stats().packets_received;
-    c.seal_one_rtt_for_fuzzing(mpquic::cc::PathId(0), &[0x01], &mut buf).expect("sealed");
+    let before = p
+        .server
+        .conn()
+        .expect("server connection")
+        .stats()
+        .packets_received;
+    c.seal_one_rtt_for_fuzzing(mpquic::cc::PathId(0), &[0x01], &mut buf)
+        .expect("sealed");
     let now = p.now;
-    let _ = p.server.receive(now, mpquic_fuzz::pair::SERVER, mpquic_fuzz::pair::CLIENT, None, &mut buf);
-    let after = p.server.conn().expect("server connection").stats().packets_received;
+    let _ = p.server.receive(
+        now,
+        mpquic_fuzz::pair::SERVER,
+        mpquic_fuzz::pair::CLIENT,
+        None,
+        &mut buf,
+    );
+    let after = p
+        .server
+        .conn()
+        .expect("server connection")
+        .stats()
+        .packets_received;
     assert_eq!(after, before + 1);
 }
 
