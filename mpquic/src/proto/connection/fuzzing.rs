@@ -23,7 +23,12 @@ impl Connection {
     /// before the 1-RTT keys exist, on an unknown path, or when the keys refuse to seal.
     ///
     /// Only for fuzzing and tests: the packet is not tracked by loss recovery.
-    pub fn seal_one_rtt_for_fuzzing(&mut self, path: PathId, payload: &[u8], buf: &mut Vec<u8>) -> Option<usize> {
+    pub fn seal_one_rtt_for_fuzzing(
+        &mut self,
+        path: PathId,
+        payload: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Option<usize> {
         let parts = self.header_parts(Level::OneRtt, SpaceId::Data, path)?;
         let pn = self
             .paths
@@ -83,7 +88,9 @@ impl Connection {
                         .open(path_id, pn, header.key_phase, &mut packet, header.header_len)
                         .ok()?
                         .len;
-                    packet.get(header.header_len..header.header_len + len).map(<[u8]>::to_vec)
+                    packet
+                        .get(header.header_len..header.header_len + len)
+                        .map(<[u8]>::to_vec)
                 })(),
                 PacketType::Initial | PacketType::Handshake => (|| {
                     let level = if ty == PacketType::Initial {
@@ -101,7 +108,9 @@ impl Connection {
                         .packet
                         .open(PathId(0), pn, &mut packet, header.header_len)
                         .ok()?;
-                    packet.get(header.header_len..header.header_len + len).map(<[u8]>::to_vec)
+                    packet
+                        .get(header.header_len..header.header_len + len)
+                        .map(<[u8]>::to_vec)
                 })(),
                 PacketType::ZeroRtt => None,
             };
