@@ -23,6 +23,8 @@ mod early_data;
 mod ecn;
 mod events;
 mod frames_out;
+#[cfg(feature = "fuzzing")]
+mod fuzzing;
 mod migration;
 mod multipath;
 mod paths;
