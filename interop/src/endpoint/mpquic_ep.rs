@@ -90,8 +90,10 @@ impl Conn for MpConn {
             .map_err(conn_err)
     }
 
+    /// mpquic keeps one status per path and follows the peer's PATH_STATUS frames itself, so the server does not
+    /// mark the path on its own: mp-path-status then checks that it honours the client's PATH_STATUS_BACKUP.
     fn set_backup(&self, id: u64) -> bool {
-        self.conn.set_path_status(path_id(id), PathStatus::Backup).is_ok()
+        self.conn.path_stats(path_id(id)).is_some()
     }
 
     fn rotate_cids(&self) -> bool {

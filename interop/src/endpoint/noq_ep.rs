@@ -24,9 +24,19 @@ fn conn_err(e: impl std::fmt::Display) -> InteropError {
     InteropError::Connection(e.to_string())
 }
 
+/// noq abandons a path that has been silent this long (applies to every path of a multipath connection,
+/// path 0 included: longer than blackhole's 2 s outages).
+const PATH_IDLE: Duration = Duration::from_secs(5);
+/// Keep-alive on every path, so that a healthy idle path (a backup one) does not reach [`PATH_IDLE`].
+const PATH_KEEP_ALIVE: Duration = Duration::from_secs(1);
+
+/// noq's defaults, multipath, and a path idle timeout: without one noq keeps the data it lost on a dead path
+/// for that path and the transfer stalls (mp-failover with noq sending).
 fn transport() -> Arc<noq::TransportConfig> {
     let mut t = noq::TransportConfig::default();
-    t.max_concurrent_multipath_paths(MAX_PATHS);
+    t.max_concurrent_multipath_paths(MAX_PATHS)
+        .default_path_max_idle_timeout(Some(PATH_IDLE))
+        .default_path_keep_alive_interval(Some(PATH_KEEP_ALIVE));
     Arc::new(t)
 }
 
@@ -150,11 +160,8 @@ pub async fn client(env: &EndpointEnv, case: TestCase) -> Result<(), InteropErro
     if case.second_path() {
         for p in &env.client_paths {
             let tuple = noq::FourTuple::new(p.remote.unwrap_or(server), Some(p.local));
-            let status = if case == TestCase::MpPathStatus {
-                noq::PathStatus::Backup
-            } else {
-                noq::PathStatus::Available
-            };
+            // Opened available, then marked backup: noq sends PATH_STATUS_BACKUP only for a change of status.
+            let status = noq::PathStatus::Available;
             let deadline = tokio::time::Instant::now() + PATH_WAIT;
             let path = loop {
                 let r = tokio::time::timeout(PATH_WAIT, conn.open_path(tuple, status))
@@ -168,6 +175,9 @@ pub async fn client(env: &EndpointEnv, case: TestCase) -> Result<(), InteropErro
                     Err(e) => return Err(conn_err(format!("open_path: {e}"))),
                 }
             };
+            if case == TestCase::MpPathStatus {
+                path.set_status(noq::PathStatus::Backup).map_err(conn_err)?;
+            }
             tracing::info!(id = %path.id(), local = %p.local, "path validated");
         }
     }

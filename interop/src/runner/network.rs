@@ -3,7 +3,8 @@
 //! - direct: the client sends to the server itself; in multipath cases its second path runs from 127.0.0.2.
 //! - emulator: `mpquic_tools::netem` in-process, one emulated path per client path (100 Mbit/s, 5 ms each
 //!   way, drop-tail queue), path k's front socket on 127.0.0.1; the second client path runs from 127.0.0.2 to
-//!   front 1. transferloss adds 2 % Bernoulli loss both ways; blackhole and mp-failover take paths down.
+//!   front 1. transferloss adds 2 % Bernoulli loss both ways; blackhole and mp-failover take paths down;
+//!   mp-transfer runs two 25 Mbit/s paths.
 //! - relay: [`super::relay::Relay`] for rebind-port.
 //!
 //! Actions fire when the client's downloads reach a fraction of the total size (the runner watches the files
@@ -26,6 +27,9 @@ pub const SECOND_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 pub const OUTAGE: Duration = Duration::from_secs(2);
 /// Emulated link rate.
 const RATE_BPS: u64 = 100_000_000;
+/// Emulated link rate in mp-transfer: low enough that one path cannot carry the transfer alone, so any
+/// scheduler that fills one path before the next (noq does) must use both.
+const MP_TRANSFER_RATE_BPS: u64 = 25_000_000;
 /// Emulated one-way delay.
 const DELAY: Duration = Duration::from_millis(5);
 
@@ -47,6 +51,8 @@ pub struct Plan {
     pub emulated_paths: usize,
     /// Random loss on the emulated paths.
     pub loss: f64,
+    /// Rate of each emulated path, bits per second.
+    pub rate_bps: u64,
     /// A rebinding relay.
     pub relay: bool,
     /// Actions at fractions of the download.
@@ -59,6 +65,7 @@ impl Plan {
         let direct = Plan {
             emulated_paths: 0,
             loss: 0.0,
+            rate_bps: RATE_BPS,
             relay: false,
             steps: Vec::new(),
         };
@@ -71,6 +78,11 @@ impl Plan {
             TestCase::Blackhole => Plan {
                 emulated_paths: 1,
                 steps: vec![(0.2, Action::Outage(0)), (0.6, Action::Outage(0))],
+                ..direct
+            },
+            TestCase::MpTransfer => Plan {
+                emulated_paths: 2,
+                rate_bps: MP_TRANSFER_RATE_BPS,
                 ..direct
             },
             TestCase::MpFailover => Plan {
@@ -130,7 +142,7 @@ impl Network {
         if plan.emulated_paths == 0 {
             return Ok(Network::Direct);
         }
-        let mut link = LinkConfig::new(RATE_BPS, DELAY);
+        let mut link = LinkConfig::new(plan.rate_bps, DELAY);
         if plan.loss > 0.0 {
             link = link.with_loss(LossModel::Bernoulli { p: plan.loss });
         }

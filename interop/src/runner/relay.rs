@@ -1,6 +1,9 @@
 //! A UDP relay in front of the server that can change the client's apparent source port (rebind-port): the
 //! client sends to the relay's front socket, the relay forwards from its back socket; [`Relay::rebind`] replaces
-//! the back socket with a fresh one (a new port), as a NAT rebinding would.
+//! the back socket with a fresh one (a new port), as a NAT rebinding would. Like a NAT whose old binding has not
+//! expired yet, the old back sockets still deliver what the server sends them: a client in the middle of a
+//! download often has nothing of its own to send, and would never reveal its new port to a server whose packets
+//! all vanished (the transfer would then stall until the idle timeout, whatever the stacks).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,7 +21,7 @@ pub struct RelayCounters {
     pub up: AtomicU64,
     /// Server → client datagrams forwarded.
     pub down: AtomicU64,
-    /// Server → client datagrams forwarded since the last rebind.
+    /// Server → client datagrams that arrived on the newest back socket (sent by the server to the new port).
     pub down_since_rebind: AtomicU64,
     /// Rebinds done.
     pub rebinds: AtomicU64,
@@ -32,7 +35,7 @@ pub struct Relay {
     /// Counters.
     pub counters: Arc<RelayCounters>,
     up_task: JoinHandle<()>,
-    down_task: Mutex<Option<JoinHandle<()>>>,
+    down_tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 async fn bind() -> Result<Arc<UdpSocket>, InteropError> {
@@ -43,6 +46,7 @@ async fn bind() -> Result<Arc<UdpSocket>, InteropError> {
 }
 
 fn spawn_down(
+    generation: u64,
     back: Arc<UdpSocket>,
     front: Arc<UdpSocket>,
     client: Arc<Mutex<Option<SocketAddr>>>,
@@ -55,7 +59,9 @@ fn spawn_down(
             if let (Some(to), Some(d)) = (to, buf.get(..n)) {
                 let _ = front.send_to(d, to).await;
                 counters.down.fetch_add(1, Ordering::Relaxed);
-                counters.down_since_rebind.fetch_add(1, Ordering::Relaxed);
+                if counters.rebinds.load(Ordering::Relaxed) == generation {
+                    counters.down_since_rebind.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
     })
@@ -85,14 +91,14 @@ impl Relay {
                 }
             })
         };
-        let down = spawn_down(back0, front.clone(), client.clone(), counters.clone());
+        let down = spawn_down(0, back0, front.clone(), client.clone(), counters.clone());
         Ok(Relay {
             front,
             back,
             client,
             counters,
             up_task,
-            down_task: Mutex::new(Some(down)),
+            down_tasks: Mutex::new(vec![down]),
         })
     }
 
@@ -107,14 +113,18 @@ impl Relay {
         if let Ok(mut b) = self.back.lock() {
             *b = fresh.clone();
         }
-        let down = spawn_down(fresh, self.front.clone(), self.client.clone(), self.counters.clone());
-        if let Ok(mut d) = self.down_task.lock()
-            && let Some(old) = d.replace(down)
-        {
-            old.abort();
-        }
         self.counters.down_since_rebind.store(0, Ordering::Relaxed);
-        self.counters.rebinds.fetch_add(1, Ordering::Relaxed);
+        let generation = self.counters.rebinds.fetch_add(1, Ordering::Relaxed) + 1;
+        let down = spawn_down(
+            generation,
+            fresh,
+            self.front.clone(),
+            self.client.clone(),
+            self.counters.clone(),
+        );
+        if let Ok(mut d) = self.down_tasks.lock() {
+            d.push(down);
+        }
         Ok(())
     }
 }
@@ -122,10 +132,10 @@ impl Relay {
 impl Drop for Relay {
     fn drop(&mut self) {
         self.up_task.abort();
-        if let Ok(mut d) = self.down_task.lock()
-            && let Some(t) = d.take()
-        {
-            t.abort();
+        if let Ok(d) = self.down_tasks.lock() {
+            for t in d.iter() {
+                t.abort();
+            }
         }
     }
 }
