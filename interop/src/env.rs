@@ -99,7 +99,9 @@ pub fn parse_request(url: &str) -> Result<Request, InteropError> {
         name: "REQUESTS",
         problem: format!("{url:?}: {problem}"),
     };
-    let rest = url.strip_prefix("https://").ok_or_else(|| bad("not an https:// URL"))?;
+    let rest = url
+        .strip_prefix("https://")
+        .ok_or_else(|| bad("not an https:// URL"))?;
     let (authority, path) = match rest.find('/') {
         Some(i) => rest.split_at(i),
         None => (rest, "/"),
@@ -136,7 +138,10 @@ pub fn parse_extra_path(s: &str) -> Result<ExtraPath, InteropError> {
         problem: format!("{s:?}: {problem}"),
     };
     let (local, remote) = match s.split_once('@') {
-        Some((l, r)) => (l, Some(r.parse::<SocketAddr>().map_err(|_| bad("bad remote address"))?)),
+        Some((l, r)) => (
+            l,
+            Some(r.parse::<SocketAddr>().map_err(|_| bad("bad remote address"))?),
+        ),
         None => (s, None),
     };
     Ok(ExtraPath {
@@ -241,7 +246,10 @@ mod tests {
     #[test]
     fn requests_parse() {
         let r = parse_request("https://localhost:4433/a/b.bin").unwrap();
-        assert_eq!((r.host.as_str(), r.port, r.path.as_str()), ("localhost", 4433, "/a/b.bin"));
+        assert_eq!(
+            (r.host.as_str(), r.port, r.path.as_str()),
+            ("localhost", 4433, "/a/b.bin")
+        );
         let r = parse_request("https://server/x").unwrap();
         assert_eq!((r.host.as_str(), r.port), ("server", 443));
         let r = parse_request("https://[::1]:1/x").unwrap();

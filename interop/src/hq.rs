@@ -26,7 +26,13 @@ fn request_error(path: &str, problem: impl std::fmt::Display) -> InteropError {
 
 /// Client: requests `path` on a fresh stream and writes the response to `out`, adding every byte received to
 /// `progress` as it arrives. Returns the response's length.
-pub async fn fetch<W, R>(mut send: W, mut recv: R, path: &str, out: &Path, progress: &AtomicU64) -> Result<u64, InteropError>
+pub async fn fetch<W, R>(
+    mut send: W,
+    mut recv: R,
+    path: &str,
+    out: &Path,
+    progress: &AtomicU64,
+) -> Result<u64, InteropError>
 where
     W: AsyncWrite + Unpin,
     R: AsyncRead + Unpin,
@@ -87,7 +93,12 @@ pub fn parse_request_line(line: &[u8]) -> Option<String> {
 
 /// Server: reads one request from `recv` and answers on `send` with the file from `www`, adding every byte
 /// written to `progress`. Returns the requested path and the bytes sent.
-pub async fn serve<W, R>(mut send: W, mut recv: R, www: &Path, progress: Arc<AtomicU64>) -> Result<(String, u64), InteropError>
+pub async fn serve<W, R>(
+    mut send: W,
+    mut recv: R,
+    www: &Path,
+    progress: Arc<AtomicU64>,
+) -> Result<(String, u64), InteropError>
 where
     W: AsyncWrite + Unpin,
     R: AsyncRead + Unpin,
@@ -155,8 +166,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(dir.join("f"), &data).unwrap();
-        let (c2s_w, c2s_r) = tokio::io::simplex(1024);
-        let (s2c_w, s2c_r) = tokio::io::simplex(1024);
+        let (c2s_r, c2s_w) = tokio::io::simplex(1024);
+        let (s2c_r, s2c_w) = tokio::io::simplex(1024);
         let www = dir.clone();
         let sent = Arc::new(AtomicU64::new(0));
         let got = AtomicU64::new(0);

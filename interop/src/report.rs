@@ -129,7 +129,10 @@ impl Report {
 
     /// A path's number.
     pub fn path_number(&self, path: u64, key: &str) -> Option<u64> {
-        self.paths.get(&path).and_then(|p| p.get(key)).and_then(|v| v.parse().ok())
+        self.paths
+            .get(&path)
+            .and_then(|p| p.get(key))
+            .and_then(|v| v.parse().ok())
     }
 
     /// A path's flag.

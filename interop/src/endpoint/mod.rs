@@ -21,9 +21,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::cases::{
-    CID_ROTATION_EVERY, CID_ROTATIONS, CLIENT_ABANDON_AFTER, SERVER_ABANDON_AFTER, TestCase,
-};
+use crate::cases::{CID_ROTATION_EVERY, CID_ROTATIONS, CLIENT_ABANDON_AFTER, SERVER_ABANDON_AFTER, TestCase};
 use crate::env::{EndpointEnv, Role};
 use crate::error::InteropError;
 use crate::hq;
@@ -163,7 +161,10 @@ impl PathTracker {
 
     /// The merged lines.
     pub fn lines(&self) -> Vec<PathLine> {
-        self.paths.lock().map(|m| m.values().copied().collect()).unwrap_or_default()
+        self.paths
+            .lock()
+            .map(|m| m.values().copied().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -207,13 +208,14 @@ fn act<C: Conn>(conn: &C, role: Role, case: TestCase, progress: u64, a: &mut Act
                 .inspect_err(|e| tracing::warn!("abandon path 1: {e}"))
                 .is_ok();
         }
+        // The rotation itself is the last part of the guard: a round that could not rotate is tried again.
         (Role::Client, TestCase::MpCidRotation)
-            if a.rotations < CID_ROTATIONS && progress >= (a.rotations + 1) * CID_ROTATION_EVERY =>
+            if a.rotations < CID_ROTATIONS
+                && progress >= (a.rotations + 1) * CID_ROTATION_EVERY
+                && conn.rotate_cids() =>
         {
-            if conn.rotate_cids() {
-                a.rotations += 1;
-                tracing::info!(progress, round = a.rotations, "connection IDs rotated");
-            }
+            a.rotations += 1;
+            tracing::info!(progress, round = a.rotations, "connection IDs rotated");
         }
         (Role::Server, TestCase::MpPathStatus) => {
             for p in conn.paths() {
@@ -280,7 +282,12 @@ pub async fn drive_client<C: Conn>(conn: C, env: &EndpointEnv, case: TestCase) -
 
 /// Server: serves every stream of `conn` until the connection ends, performing the case's actions, then prints
 /// the connection's summary.
-pub async fn serve_connection<C: Conn>(conn: C, www: PathBuf, case: TestCase, extra: Vec<(&'static str, String)>) {
+pub async fn serve_connection<C: Conn>(
+    conn: C,
+    www: PathBuf,
+    case: TestCase,
+    extra: Vec<(&'static str, String)>,
+) {
     let progress = Arc::new(AtomicU64::new(0));
     let acceptor = {
         let (conn, progress, www) = (conn.clone(), progress.clone(), www.clone());

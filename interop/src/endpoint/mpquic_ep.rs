@@ -135,7 +135,12 @@ impl Conn for MpConn {
 }
 
 /// Opens the extra paths of `CLIENT_PATHS` and waits until each is validated.
-async fn open_paths(conn: &mp::Connection, env: &EndpointEnv, server: SocketAddr, case: TestCase) -> Result<(), InteropError> {
+async fn open_paths(
+    conn: &mp::Connection,
+    env: &EndpointEnv,
+    server: SocketAddr,
+    case: TestCase,
+) -> Result<(), InteropError> {
     for p in &env.client_paths {
         let local = SocketAddr::new(p.local, 0);
         let remote = p.remote.unwrap_or(server);

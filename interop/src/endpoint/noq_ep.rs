@@ -84,9 +84,7 @@ impl Conn for NoqConn {
     }
 
     fn abandon_path(&self, id: u64) -> Result<(), InteropError> {
-        let p = self
-            .handle(id)
-            .ok_or_else(|| conn_err(format!("no path {id}")))?;
+        let p = self.handle(id).ok_or_else(|| conn_err(format!("no path {id}")))?;
         p.close().map_err(conn_err)
     }
 
@@ -148,8 +146,9 @@ pub async fn client(env: &EndpointEnv, case: TestCase) -> Result<(), InteropErro
         SocketAddr::from(([0u16; 8], 0))
     };
     let ep = noq::Endpoint::client(bind).map_err(|e| InteropError::io("client socket", e))?;
-    let crypto = noq::crypto::rustls::QuicClientConfig::with_initial(tls::client(env, case)?, tls::initial_suite()?)
-        .map_err(|e| InteropError::Tls(e.to_string()))?;
+    let crypto =
+        noq::crypto::rustls::QuicClientConfig::with_initial(tls::client(env, case)?, tls::initial_suite()?)
+            .map_err(|e| InteropError::Tls(e.to_string()))?;
     let mut config = noq::ClientConfig::new(Arc::new(crypto));
     config.transport_config(transport());
     let conn = ep
@@ -189,13 +188,16 @@ pub async fn client(env: &EndpointEnv, case: TestCase) -> Result<(), InteropErro
 
 /// The server role: serves until killed.
 pub async fn server(env: &EndpointEnv, case: TestCase) -> Result<(), InteropError> {
-    let crypto = noq::crypto::rustls::QuicServerConfig::with_initial(tls::server(env, case)?, tls::initial_suite()?)
-        .map_err(|e| InteropError::Tls(e.to_string()))?;
+    let crypto =
+        noq::crypto::rustls::QuicServerConfig::with_initial(tls::server(env, case)?, tls::initial_suite()?)
+            .map_err(|e| InteropError::Tls(e.to_string()))?;
     let mut config = noq::ServerConfig::with_crypto(Arc::new(crypto));
     config.transport_config(transport());
     let ep = noq::Endpoint::server(config, env.listen_addr)
         .map_err(|e| InteropError::io(format!("listening on {}", env.listen_addr), e))?;
-    let local = ep.local_addr().map_err(|e| InteropError::io("local address", e))?;
+    let local = ep
+        .local_addr()
+        .map_err(|e| InteropError::io("local address", e))?;
     println!("interop: listening={local}");
     while let Some(incoming) = ep.accept().await {
         let retried = incoming.remote_address_validated();

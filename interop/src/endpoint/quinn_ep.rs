@@ -106,7 +106,9 @@ pub async fn server(env: &EndpointEnv, case: TestCase) -> Result<(), InteropErro
     let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let ep = quinn::Endpoint::server(config, env.listen_addr)
         .map_err(|e| InteropError::io(format!("listening on {}", env.listen_addr), e))?;
-    let local = ep.local_addr().map_err(|e| InteropError::io("local address", e))?;
+    let local = ep
+        .local_addr()
+        .map_err(|e| InteropError::io("local address", e))?;
     println!("interop: listening={local}");
     while let Some(incoming) = ep.accept().await {
         let retried = incoming.remote_address_validated();

@@ -121,6 +121,15 @@ pub fn pem(label: &str, der: &[u8]) -> String {
     out
 }
 
+/// The standard name of a negotiated suite.
+pub fn suite_name(s: CipherSuite) -> &'static str {
+    match s {
+        CipherSuite::Aes128Gcm => "TLS_AES_128_GCM_SHA256",
+        CipherSuite::Aes256Gcm => "TLS_AES_256_GCM_SHA384",
+        CipherSuite::ChaCha20Poly1305 => "TLS_CHACHA20_POLY1305_SHA256",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,11 +143,3 @@ mod tests {
     }
 }
 
-/// The standard name of a negotiated suite.
-pub fn suite_name(s: CipherSuite) -> &'static str {
-    match s {
-        CipherSuite::Aes128Gcm => "TLS_AES_128_GCM_SHA256",
-        CipherSuite::Aes256Gcm => "TLS_AES_256_GCM_SHA384",
-        CipherSuite::ChaCha20Poly1305 => "TLS_CHACHA20_POLY1305_SHA256",
-    }
-}

@@ -48,7 +48,11 @@ pub struct Implementation {
 impl Implementation {
     /// A built-in, run as `<exe> endpoint <name>`.
     pub fn builtin(b: Builtin, exe: &Path) -> Implementation {
-        let cmd = vec![exe.display().to_string(), "endpoint".to_owned(), b.name().to_owned()];
+        let cmd = vec![
+            exe.display().to_string(),
+            "endpoint".to_owned(),
+            b.name().to_owned(),
+        ];
         Implementation {
             name: b.name().to_owned(),
             client: cmd.clone(),
@@ -146,9 +150,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Implementation>, InteropErro
 
 /// The built-ins plus those of `file`, if any (a file entry with a built-in's name replaces it).
 pub fn load(exe: &Path, file: Option<&PathBuf>) -> Result<Vec<Implementation>, InteropError> {
-    let mut all: Vec<Implementation> = Builtin::ALL.iter().map(|b| Implementation::builtin(*b, exe)).collect();
+    let mut all: Vec<Implementation> = Builtin::ALL
+        .iter()
+        .map(|b| Implementation::builtin(*b, exe))
+        .collect();
     if let Some(path) = file {
-        let text = std::fs::read_to_string(path).map_err(|e| InteropError::io(format!("reading {}", path.display()), e))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InteropError::io(format!("reading {}", path.display()), e))?;
         for imp in parse(&text, path)? {
             all.retain(|i| i.name != imp.name);
             all.push(imp);
@@ -194,7 +202,19 @@ mod tests {
         assert!(!i.reports);
         let vars = BTreeMap::from([("listen_port", "4433".to_owned())]);
         assert_eq!(expand(&i.server, &vars), vec!["/bin/ext", "-p", "4433"]);
-        assert!(parse("[[implementation]]\nname=\"x\"\nclient=[]\nserver=[\"a\"]", Path::new("x")).is_err());
-        assert!(parse("[[implementation]]\nname=\"x\"\nclient=[\"a\"]\nserver=[\"a\"]\ncases=[\"nope\"]", Path::new("x")).is_err());
+        assert!(
+            parse(
+                "[[implementation]]\nname=\"x\"\nclient=[]\nserver=[\"a\"]",
+                Path::new("x")
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                "[[implementation]]\nname=\"x\"\nclient=[\"a\"]\nserver=[\"a\"]\ncases=[\"nope\"]",
+                Path::new("x")
+            )
+            .is_err()
+        );
     }
 }

@@ -25,7 +25,12 @@ pub fn table(results: &[CaseResult]) -> String {
     }
     let heads: Vec<String> = pairs.iter().map(|(c, s)| format!("{c} → {s}")).collect();
     let widths: Vec<usize> = heads.iter().map(|h| h.chars().count().max(11)).collect();
-    let case_w = cases.iter().map(String::len).max().unwrap_or(4).max("client → server".len());
+    let case_w = cases
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(4)
+        .max("client → server".len());
     let mut out = String::new();
     let _ = write!(out, "{:<case_w$}", "client → server");
     for (h, w) in heads.iter().zip(&widths) {
@@ -53,9 +58,15 @@ pub fn table(results: &[CaseResult]) -> String {
         out.push('\n');
     }
     let passed = results.iter().filter(|r| r.outcome == Outcome::Passed).count();
-    let failed = results.iter().filter(|r| matches!(r.outcome, Outcome::Failed(_))).count();
+    let failed = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Failed(_)))
+        .count();
     let unsupported = results.len() - passed - failed;
-    let _ = writeln!(out, "\n{passed} passed, {failed} failed, {unsupported} unsupported");
+    let _ = writeln!(
+        out,
+        "\n{passed} passed, {failed} failed, {unsupported} unsupported"
+    );
     for r in results {
         if let Outcome::Failed(why) = &r.outcome {
             let _ = writeln!(

@@ -143,13 +143,21 @@ fn prepare(dir: &Path, case: TestCase, cert: &(String, String)) -> Result<Prepar
     })
 }
 
-fn spawn(imp: &Implementation, role: Role, vars: &BTreeMap<&str, String>, env: &[(&str, String)], dir: &Path) -> Result<Child, InteropError> {
+fn spawn(
+    imp: &Implementation,
+    role: Role,
+    vars: &BTreeMap<&str, String>,
+    env: &[(&str, String)],
+    dir: &Path,
+) -> Result<Child, InteropError> {
     let argv = expand(imp.command(role), vars);
     let (prog, args) = argv
         .split_first()
         .ok_or_else(|| InteropError::Network(format!("{}: empty command", imp.name)))?;
-    let out = std::fs::File::create(dir.join(format!("{}.out", role.name()))).map_err(io("log file".to_owned()))?;
-    let err = std::fs::File::create(dir.join(format!("{}.err", role.name()))).map_err(io("log file".to_owned()))?;
+    let out =
+        std::fs::File::create(dir.join(format!("{}.out", role.name()))).map_err(io("log file".to_owned()))?;
+    let err =
+        std::fs::File::create(dir.join(format!("{}.err", role.name()))).map_err(io("log file".to_owned()))?;
     let mut cmd = Command::new(prog);
     cmd.args(args)
         .stdin(Stdio::null())
@@ -162,7 +170,8 @@ fn spawn(imp: &Implementation, role: Role, vars: &BTreeMap<&str, String>, env: &
     for (k, v) in &imp.env {
         cmd.env(k, v);
     }
-    cmd.spawn().map_err(io(format!("starting {} {}: {prog}", imp.name, role.name())))
+    cmd.spawn()
+        .map_err(io(format!("starting {} {}: {prog}", imp.name, role.name())))
 }
 
 fn read_log(dir: &Path, role: Role) -> String {
@@ -316,7 +325,8 @@ async fn run_inner(
     // ----- server summary -----
     if server.reports {
         let by = tokio::time::Instant::now() + SUMMARY_WAIT;
-        while tokio::time::Instant::now() < by && !read_log(dir, Role::Server).contains("interop: multipath=") {
+        while tokio::time::Instant::now() < by && !read_log(dir, Role::Server).contains("interop: multipath=")
+        {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -331,7 +341,9 @@ async fn run_inner(
         .unwrap_or_default(),
     );
     let Some(status) = status else {
-        return Ok(Outcome::Failed(format!("client still running after {CLIENT_LIMIT:?}")));
+        return Ok(Outcome::Failed(format!(
+            "client still running after {CLIENT_LIMIT:?}"
+        )));
     };
     match status.code() {
         Some(0) => {}
@@ -384,7 +396,10 @@ pub async fn run_matrix(cfg: &RunnerConfig) -> Result<Vec<CaseResult>, InteropEr
         for c in &cfg.clients {
             let client = find(c)?;
             for case in &cfg.cases {
-                let dir = cfg.log_dir.join(format!("{}_{}", client.name, server.name)).join(case.name());
+                let dir = cfg
+                    .log_dir
+                    .join(format!("{}_{}", client.name, server.name))
+                    .join(case.name());
                 let start = crate::clock::now();
                 let outcome = run_one(client, server, *case, &dir, &cert).await;
                 let duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -393,8 +408,18 @@ pub async fn run_matrix(cfg: &RunnerConfig) -> Result<Vec<CaseResult>, InteropEr
                     Outcome::Unsupported => "unsupported".to_owned(),
                     Outcome::Failed(w) => format!("✗ {w}"),
                 };
-                tracing::info!("{} → {} {}: {mark} ({duration_ms} ms)", client.name, server.name, case);
-                eprintln!("{:>8} → {:<8} {:<24} {mark} ({duration_ms} ms)", client.name, server.name, case.name());
+                tracing::info!(
+                    "{} → {} {}: {mark} ({duration_ms} ms)",
+                    client.name,
+                    server.name,
+                    case
+                );
+                eprintln!(
+                    "{:>8} → {:<8} {:<24} {mark} ({duration_ms} ms)",
+                    client.name,
+                    server.name,
+                    case.name()
+                );
                 out.push(CaseResult {
                     client: client.name.clone(),
                     server: server.name.clone(),

@@ -4,7 +4,7 @@
 //! - emulator: `mpquic_tools::netem` in-process, one emulated path per client path (100 Mbit/s, 5 ms each
 //!   way, drop-tail queue), path k's front socket on 127.0.0.1; the second client path runs from 127.0.0.2 to
 //!   front 1. transferloss adds 2 % Bernoulli loss both ways; blackhole and mp-failover take paths down;
-//!   mp-transfer runs two 25 Mbit/s paths.
+//!   mp-transfer and mp-failover run two 25 Mbit/s paths.
 //! - relay: [`super::relay::Relay`] for rebind-port.
 //!
 //! Actions fire when the client's downloads reach a fraction of the total size (the runner watches the files
@@ -27,8 +27,9 @@ pub const SECOND_IP: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 pub const OUTAGE: Duration = Duration::from_secs(2);
 /// Emulated link rate.
 const RATE_BPS: u64 = 100_000_000;
-/// Emulated link rate in mp-transfer: low enough that one path cannot carry the transfer alone, so any
-/// scheduler that fills one path before the next (noq does) must use both.
+/// Emulated link rate in mp-transfer and mp-failover: low enough that one path cannot carry the transfer alone,
+/// so any scheduler that fills one path before the next (noq does) uses both, and path 1 has data in flight
+/// when it is blackholed.
 const MP_TRANSFER_RATE_BPS: u64 = 25_000_000;
 /// Emulated one-way delay.
 const DELAY: Duration = Duration::from_millis(5);
@@ -87,6 +88,7 @@ impl Plan {
             },
             TestCase::MpFailover => Plan {
                 emulated_paths: 2,
+                rate_bps: MP_TRANSFER_RATE_BPS,
                 steps: vec![(0.3, Action::Down(1))],
                 ..direct
             },
@@ -148,21 +150,32 @@ impl Network {
         }
         let mut cfg = EmulatorConfig::new(server).with_seed(seed);
         for _ in 0..plan.emulated_paths {
-            cfg = cfg.with_path(PathConfig::symmetric(SocketAddr::from(([127, 0, 0, 1], 0)), link.clone()));
+            cfg = cfg.with_path(PathConfig::symmetric(
+                SocketAddr::from(([127, 0, 0, 1], 0)),
+                link.clone(),
+            ));
         }
-        let h = Emulator::start(cfg).await.map_err(|e| InteropError::Network(e.to_string()))?;
+        let h = Emulator::start(cfg)
+            .await
+            .map_err(|e| InteropError::Network(e.to_string()))?;
         Ok(Network::Emulated(h))
     }
 
     /// `SERVER_ADDR` and `CLIENT_PATHS` for the client.
-    pub fn client_addrs(&self, server: SocketAddr, multipath: bool) -> Result<(SocketAddr, String), InteropError> {
+    pub fn client_addrs(
+        &self,
+        server: SocketAddr,
+        multipath: bool,
+    ) -> Result<(SocketAddr, String), InteropError> {
         let (first, second) = match self {
             Network::Direct => (server, None),
             Network::Relayed(r) => (r.front_addr()?, None),
             Network::Emulated(h) => {
                 let f = h.front_addrs();
                 (
-                    f.first().copied().ok_or_else(|| InteropError::Network("no emulated path".to_owned()))?,
+                    f.first()
+                        .copied()
+                        .ok_or_else(|| InteropError::Network("no emulated path".to_owned()))?,
                     f.get(1).copied(),
                 )
             }
@@ -196,7 +209,9 @@ impl Network {
     /// Datagrams forwarded per emulated path so far.
     pub fn forwarded(&self) -> Vec<u64> {
         match self {
-            Network::Emulated(h) => counts(&h.stats(), |p| p.uplink.forwarded.packets + p.downlink.forwarded.packets),
+            Network::Emulated(h) => counts(&h.stats(), |p| {
+                p.uplink.forwarded.packets + p.downlink.forwarded.packets
+            }),
             _ => Vec::new(),
         }
     }
@@ -212,8 +227,12 @@ impl Network {
             Network::Emulated(h) => {
                 let p = h.stats();
                 s.forwarded = counts(&p, |p| p.uplink.forwarded.packets + p.downlink.forwarded.packets);
-                s.dropped_loss = counts(&p, |p| p.uplink.dropped_loss.packets + p.downlink.dropped_loss.packets);
-                s.dropped_down = counts(&p, |p| p.uplink.dropped_down.packets + p.downlink.dropped_down.packets);
+                s.dropped_loss = counts(&p, |p| {
+                    p.uplink.dropped_loss.packets + p.downlink.dropped_loss.packets
+                });
+                s.dropped_down = counts(&p, |p| {
+                    p.uplink.dropped_down.packets + p.downlink.dropped_down.packets
+                });
             }
             Network::Relayed(r) => {
                 s.rebinds = r.counters.rebinds.load(Ordering::Relaxed);

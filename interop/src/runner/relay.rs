@@ -76,7 +76,8 @@ impl Relay {
         let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
         let counters = Arc::new(RelayCounters::default());
         let up_task = {
-            let (front, back, client, counters) = (front.clone(), back.clone(), client.clone(), counters.clone());
+            let (front, back, client, counters) =
+                (front.clone(), back.clone(), client.clone(), counters.clone());
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 65_536];
                 while let Ok((n, from)) = front.recv_from(&mut buf).await {
@@ -104,7 +105,9 @@ impl Relay {
 
     /// Where the client sends.
     pub fn front_addr(&self) -> Result<SocketAddr, InteropError> {
-        self.front.local_addr().map_err(|e| InteropError::io("relay address", e))
+        self.front
+            .local_addr()
+            .map_err(|e| InteropError::io("relay address", e))
     }
 
     /// Moves the server-facing side to a new port.
