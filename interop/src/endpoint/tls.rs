@@ -142,4 +142,3 @@ mod tests {
         assert_eq!(pem("X", b"ab"), "-----BEGIN X-----\nYWI=\n-----END X-----\n");
     }
 }
-
