@@ -773,6 +773,20 @@ impl Connection {
         self.inner.lock().conn.retried()
     }
 
+    /// Starts a key update now (RFC 9001 §6): `false` if one cannot start yet (1-RTT keys not confirmed, or the
+    /// previous update not yet acknowledged). The connection also updates keys on its own
+    /// (`TransportConfig::key_update_interval`, AEAD limits).
+    pub fn force_key_update(&self) -> bool {
+        let started = self.inner.lock().conn.force_key_update();
+        self.inner.flush();
+        started
+    }
+
+    /// The negotiated cipher suite, once the handshake has chosen one.
+    pub fn cipher_suite(&self) -> Option<crate::proto::crypto::CipherSuite> {
+        self.inner.lock().conn.cipher_suite()
+    }
+
     /// Counters.
     pub fn stats(&self) -> ConnectionStats {
         self.inner.lock().conn.stats()

@@ -188,6 +188,21 @@ impl Connection {
         Ok(())
     }
 
+    /// Rotates the connection IDs of `path` (RFC 9000 §5.1.2, draft-ietf-quic-multipath-21 §7.2): we switch to
+    /// the next connection ID the peer gave us for the path (retiring the old one with
+    /// (PATH_)RETIRE_CONNECTION_ID) and issue fresh ones of ours, asking the peer to retire the older ones.
+    /// Returns whether our connection ID towards the peer changed (`false`: no spare one from the peer yet).
+    pub fn rotate_path_cids(&self, path: PathId) -> bool {
+        let rotated = {
+            let mut st = self.inner.lock();
+            let remote = st.conn.rotate_remote_cid(path);
+            st.conn.rotate_local_cids(path);
+            remote
+        };
+        self.inner.flush();
+        rotated
+    }
+
     /// The connection's paths (abandoned ones included until their state is deleted), in path-ID order.
     pub fn paths(&self) -> Vec<PathId> {
         self.inner.lock().conn.paths()
