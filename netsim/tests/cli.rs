@@ -203,18 +203,23 @@ fn study_writes_a_report_with_tables_and_plots() {
         );
         let stdout = String::from_utf8(out.stdout).unwrap();
         let report = out_dir.join("d5").join("report.md");
-        assert!(
-            stdout.contains(&report.display().to_string()),
-            "{stdout}"
-        );
+        assert!(stdout.contains(&report.display().to_string()), "{stdout}");
         let text = std::fs::read_to_string(&report).unwrap();
         assert!(text.contains("# D5: TCP-LP next to Reno"), "{text}");
-        assert!(text.contains("| # | `flows.low.cc` | seeds | low Mbit/s | reno Mbit/s |"), "{text}");
+        assert!(
+            text.contains("| # | `flows.low.cc` | seeds | low Mbit/s | reno Mbit/s |"),
+            "{text}"
+        );
         assert!(text.contains("| 0 | lp | 1 |"), "{text}");
         assert!(text.contains("| 1 | newreno | 1 |"), "{text}");
         assert!(text.contains("Jain flows"), "{text}");
         let part = out_dir.join("d5").join("lp_vs_reno");
-        for file in ["summary.svg", "summary.png", "run0/throughput.svg", "run1/rtt.png"] {
+        for file in [
+            "summary.svg",
+            "summary.png",
+            "run0/throughput.svg",
+            "run1/rtt.png",
+        ] {
             assert!(part.join(file).metadata().unwrap().len() > 1000, "{file}");
         }
         let json: serde_json::Value =

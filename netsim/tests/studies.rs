@@ -84,7 +84,10 @@ fn every_study_loads_in_both_variants() {
     let manifests = study::list(&studies_dir()).unwrap();
     let names: Vec<String> = manifests.iter().map(|m| study::name_of(m)).collect();
     for required in ["a", "b", "c", "c_sweep", "d1", "d2", "d3", "d4", "d5"] {
-        assert!(names.iter().any(|n| n == required), "missing {required}.study.toml");
+        assert!(
+            names.iter().any(|n| n == required),
+            "missing {required}.study.toml"
+        );
     }
     for m in &manifests {
         let full = Study::load(m, false).unwrap_or_else(|e| panic!("{e}"));
@@ -137,7 +140,11 @@ fn overrides_apply_and_bad_ones_name_the_field() {
     );
     // Without the quick variant the bad override is not applied.
     Study::load(&dir.join("bad.study.toml"), false).unwrap();
-    std::fs::write(dir.join("typo.study.toml"), "parts = []\n[study]\nname = \"x\"\ntitle = \"t\"\nclaim = \"c\"\n").unwrap();
+    std::fs::write(
+        dir.join("typo.study.toml"),
+        "parts = []\n[study]\nname = \"x\"\ntitle = \"t\"\nclaim = \"c\"\n",
+    )
+    .unwrap();
     let err = Study::load(&dir.join("typo.study.toml"), false).unwrap_err();
     assert!(err.to_string().contains("at least one part"), "{err}");
     match study::find(&dir, "nope") {
@@ -157,8 +164,14 @@ fn coupled_take_a_fair_share_uncoupled_take_more() {
     for (settings, seed, r) in &runs {
         let ratio = r.flows[0].mp_sp_ratio.unwrap();
         let link = (flow_goodput(r, 0) + flow_goodput(r, 1)) / 32e6;
-        println!("{settings:?} seed {seed}: MP/SP {ratio:.3}, bottleneck {:.1} %", link * 100.0);
-        assert!(link > 0.85, "{settings:?} seed {seed}: bottleneck only {link:.3} used");
+        println!(
+            "{settings:?} seed {seed}: MP/SP {ratio:.3}, bottleneck {:.1} %",
+            link * 100.0
+        );
+        assert!(
+            link > 0.85,
+            "{settings:?} seed {seed}: bottleneck only {link:.3} used"
+        );
         if settings[0] == "newreno" {
             uncoupled = Some(ratio);
         } else {
@@ -172,7 +185,10 @@ fn coupled_take_a_fair_share_uncoupled_take_more() {
     let u = uncoupled.unwrap();
     assert!(u >= 1.4, "uncoupled MP/SP {u:.3} below 1.4");
     for c in coupled {
-        assert!(u >= c + 0.3, "uncoupled MP/SP {u:.3} not clearly above coupled {c:.3}");
+        assert!(
+            u >= c + 0.3,
+            "uncoupled MP/SP {u:.3} not clearly above coupled {c:.3}"
+        );
     }
 }
 
@@ -184,15 +200,15 @@ fn coupled_cubic_uses_the_high_bdp_path_far_better_than_lia() {
     let runs = quick_runs("a", "coupled", |_| true, &[1, 2]);
     for seed in [1, 2] {
         let util = |cc: &str| {
-            let (_, _, r) = runs
-                .iter()
-                .find(|(s, sd, _)| s[0] == cc && *sd == seed)
-                .unwrap();
+            let (_, _, r) = runs.iter().find(|(s, sd, _)| s[0] == cc && *sd == seed).unwrap();
             r.flows[0].paths[0].utilisation.unwrap()
         };
         let (lia, ccubic) = (util("lia"), util("ccubic:variant=a1,large_bdp_packets=400"));
         println!("seed {seed}: path 1 utilisation lia {lia:.3}, ccubic {ccubic:.3}");
-        assert!(ccubic >= 0.75, "seed {seed}: Coupled CUBIC uses {ccubic:.3} of path 1");
+        assert!(
+            ccubic >= 0.75,
+            "seed {seed}: Coupled CUBIC uses {ccubic:.3} of path 1"
+        );
         assert!(
             ccubic >= lia + 0.2,
             "seed {seed}: Coupled CUBIC {ccubic:.3} vs LIA {lia:.3} on path 1"
@@ -212,15 +228,19 @@ fn bbr_keeps_far_more_goodput_than_cubic_under_one_percent_loss() {
     );
     for seed in [1, 2, 3] {
         let goodput = |cc: &str| {
-            let (_, _, r) = runs
-                .iter()
-                .find(|(s, sd, _)| s[0] == cc && *sd == seed)
-                .unwrap();
+            let (_, _, r) = runs.iter().find(|(s, sd, _)| s[0] == cc && *sd == seed).unwrap();
             flow_goodput(r, 0)
         };
         let (cubic, bbr) = (goodput("cubic"), goodput("bbr"));
-        println!("seed {seed}: 1 % loss, cubic {:.2}, bbr {:.2} Mbit/s", cubic / 1e6, bbr / 1e6);
-        assert!(bbr >= 3.0 * cubic, "seed {seed}: bbr {bbr:.0} vs cubic {cubic:.0}");
+        println!(
+            "seed {seed}: 1 % loss, cubic {:.2}, bbr {:.2} Mbit/s",
+            cubic / 1e6,
+            bbr / 1e6
+        );
+        assert!(
+            bbr >= 3.0 * cubic,
+            "seed {seed}: bbr {bbr:.0} vs cubic {cubic:.0}"
+        );
         assert!(bbr >= 0.8 * 100e6, "seed {seed}: bbr {bbr:.0}");
     }
 }
@@ -232,10 +252,7 @@ fn olia_second_subflow_recovers_more_slowly_than_lia() {
     let runs = quick_runs("b", "b1", |_| true, &[1, 2, 3]);
     for seed in [1, 2, 3] {
         let second = |cc: &str| {
-            let (_, _, r) = runs
-                .iter()
-                .find(|(s, sd, _)| s[0] == cc && *sd == seed)
-                .unwrap();
+            let (_, _, r) = runs.iter().find(|(s, sd, _)| s[0] == cc && *sd == seed).unwrap();
             path_goodput(r, 0, 1)
         };
         let (lia, olia) = (second("lia"), second("olia"));

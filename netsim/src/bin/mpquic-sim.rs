@@ -330,7 +330,11 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
         let command = format!("mpquic-sim study {name}{quick}");
         match study::report::write(&args.out, s, &outcomes, &command, Some(wall)) {
             Ok(report) => {
-                println!("{name}: {} runs, {wall:.1} s wall: {}", s.run_count(), report.display());
+                println!(
+                    "{name}: {} runs, {wall:.1} s wall: {}",
+                    s.run_count(),
+                    report.display()
+                );
                 index.push_str(&format!(
                     "| {name} | {} | {wall:.1} | [{name}/report.md]({name}/report.md) |\n",
                     s.run_count()
@@ -350,7 +354,11 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
             eprintln!("{}: {e}", path.display());
             return ExitCode::from(RUN_FAILED);
         }
-        println!("all: {} studies, {total:.1} s wall: {}", studies.len(), path.display());
+        println!(
+            "all: {} studies, {total:.1} s wall: {}",
+            studies.len(),
+            path.display()
+        );
     }
     ExitCode::SUCCESS
 }

@@ -275,7 +275,11 @@ pub fn find(dir: &Path, name: &str) -> Result<PathBuf, StudyError> {
         .ok_or_else(|| StudyError::Unknown {
             name: name.to_owned(),
             dir: dir.to_owned(),
-            known: manifests.iter().map(|p| name_of(p)).collect::<Vec<_>>().join(", "),
+            known: manifests
+                .iter()
+                .map(|p| name_of(p))
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
@@ -290,7 +294,8 @@ impl Study {
             path: manifest.to_owned(),
             message,
         };
-        let de = toml::de::Deserializer::parse(&text).map_err(|e| bad(e.to_string().trim_end().to_owned()))?;
+        let de =
+            toml::de::Deserializer::parse(&text).map_err(|e| bad(e.to_string().trim_end().to_owned()))?;
         let parsed: Manifest = serde_path_to_error::deserialize(de)
             .map_err(|e| bad(format!("{}: {}", e.path(), e.inner().to_string().trim_end())))?;
         if parsed.parts.is_empty() {
@@ -335,12 +340,8 @@ impl Study {
                 .map(|kv| ("set", kv))
                 .chain(spec.quick.iter().filter(|_| quick).map(|kv| ("quick", kv)));
             for (table, (path, value)) in overrides {
-                sweep::set_path(&mut doc, path, value.clone()).map_err(|m| {
-                    scenario_err(ScenarioError::invalid(
-                        format!("{table}.\"{path}\""),
-                        m,
-                    ))
-                })?;
+                sweep::set_path(&mut doc, path, value.clone())
+                    .map_err(|m| scenario_err(ScenarioError::invalid(format!("{table}.\"{path}\""), m)))?;
             }
             let runs = sweep::expand_table(doc).map_err(scenario_err)?;
             parts.push(Part { spec, file, runs });

@@ -188,11 +188,7 @@ fn fairness_columns(first: &RunResult) -> Vec<Column> {
 fn md_table(headers: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", headers.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        headers.iter().map(|_| "---|").collect::<String>()
-    );
+    let _ = writeln!(out, "|{}", headers.iter().map(|_| "---|").collect::<String>());
     for row in rows {
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
@@ -358,8 +354,9 @@ fn write_chart(
     let len = usize::try_from(u64::from(w) * u64::from(h) * 3).unwrap_or(usize::MAX);
     let mut pixels = vec![0u8; len];
     {
-        let backend = BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut pixels, CHART)
-            .map_err(|e| err(&png, e.to_string()))?;
+        let backend =
+            BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut pixels, CHART)
+                .map_err(|e| err(&png, e.to_string()))?;
         draw_bars(&backend.into_drawing_area(), title, names, groups).map_err(|e| err(&png, e))?;
     }
     plot::encode_png(&png, &pixels, CHART)

@@ -32,7 +32,13 @@ fn every_shipped_scenario_parses_validates_and_expands() {
         if path.extension().and_then(|e| e.to_str()) != Some("toml") || name.ends_with(".study.toml") {
             continue;
         }
-        let dir = path.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+        let dir = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let scenario = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let topology = scenario.topology().unwrap();
         assert!(!scenario.summary(&topology).is_empty());
@@ -44,7 +50,11 @@ fn every_shipped_scenario_parses_validates_and_expands() {
             assert_eq!(run.scenario.scenario.seed, run.seed);
         }
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        seen.push(if dir == "studies" { format!("studies/{stem}") } else { stem });
+        seen.push(if dir == "studies" {
+            format!("studies/{stem}")
+        } else {
+            stem
+        });
     }
     seen.sort();
     for required in [
@@ -60,6 +70,10 @@ fn every_shipped_scenario_parses_validates_and_expands() {
         "competition_quick",
         "studies/d1_uncoupled_fairness",
         "studies/d4_wifi_5g",
+        "studies/c_sweep",
+        "studies/d2_loss_sweep",
+        "studies/d3_competition",
+        "studies/d5_low_priority",
         "fairness",
         "fairness_quick",
         "loss_sweep",
