@@ -264,3 +264,41 @@ fn olia_second_subflow_recovers_more_slowly_than_lia() {
         assert!(olia <= 0.8 * lia, "seed {seed}: olia {olia:.0} vs lia {lia:.0}");
     }
 }
+
+/// Every study's quick variant runs to the end and writes its report (the CI-sized run of the whole set).
+#[test]
+fn every_quick_study_runs_and_writes_its_report() {
+    let dir = std::env::temp_dir().join(format!("mpquic-study-quick-{}", std::process::id()));
+    for manifest in study::list(&studies_dir()).unwrap() {
+        let s = Study::load(&manifest, true).unwrap();
+        let outcomes = s
+            .run(2, |scenario, _| Engine::run(scenario).map_err(|e| e.to_string()))
+            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+        assert_eq!(outcomes.len(), s.parts.len());
+        for (o, p) in outcomes.iter().zip(&s.parts) {
+            assert_eq!(o.runs.len(), p.runs.len());
+            for run in &o.runs {
+                let delivered: u64 = run.result.flows.iter().map(|f| f.delivered_bytes).sum();
+                assert!(
+                    delivered > 0,
+                    "{}: {} delivered nothing",
+                    s.header.name,
+                    p.spec.name
+                );
+            }
+        }
+        let report = study::report::write(&dir, &s, &outcomes, "test", None).unwrap();
+        let text = std::fs::read_to_string(&report).unwrap();
+        for p in &s.parts {
+            assert!(text.contains(&format!("## {}", p.spec.name)), "{text}");
+            assert!(
+                dir.join(&s.header.name)
+                    .join(&p.spec.name)
+                    .join("summary.svg")
+                    .exists()
+            );
+        }
+        assert!(text.contains("Goodput (mean ± sd across seeds)"), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -314,7 +314,7 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
         let name = s.header.name.clone();
         let t0 = wall_now();
         eprintln!("study {name}: {} runs on {jobs} threads", s.run_count());
-        let outcomes = match s.run(jobs, |scenario, label| simulate(scenario, label)) {
+        let outcomes = match s.run(jobs, simulate) {
             Ok(o) => o,
             Err(e @ StudyError::Run { .. }) => {
                 eprintln!("study {name}: {e}");
