@@ -1,7 +1,8 @@
 //! `mpquic-sim`: validate, run and sweep scenario files; run whole studies into markdown reports.
 //!
-//! Exit codes: 0 success, 1 invalid scenario (or unreadable file), 2 clap's code for bad command-line usage,
-//! 3 a run failed (engine error) or an output could not be written.
+//! Exit codes: 0 success, 1 invalid scenario (or unreadable file; for `study` also an unknown study or an
+//! invalid manifest), 2 clap's code for bad command-line usage, 3 a run failed (engine error) or an output
+//! could not be written.
 //!
 //! Runs that take more than two seconds of wall time report their progress on stderr.
 
