@@ -20,7 +20,9 @@
 //!   `netsim/scenarios/`;
 //! - [`metrics`]: the studies' metrics as pure functions and the fixed-interval time-series recorder;
 //! - [`results`]: one run's per-flow, per-path and per-bottleneck results;
-//! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG/PNG plots.
+//! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG/PNG plots;
+//! - [`study`]: whole published studies (manifests listing scenario files and variants), run in one go
+//!   and written up as markdown reports.
 
 pub mod engine;
 pub mod link;
@@ -28,6 +30,7 @@ pub mod metrics;
 pub mod output;
 pub mod results;
 pub mod scenario;
+pub mod study;
 pub mod time;
 pub mod units;
 

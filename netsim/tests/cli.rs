@@ -181,3 +181,63 @@ fn sweep_writes_csv_and_plots_per_run() {
     assert!(!csv.join("run2").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `study d5 --quick` runs the study's two runs and writes the report with its tables and plots; the same
+/// report comes out with one job or two; an unknown study is a usage-level failure (exit 1).
+#[test]
+fn study_writes_a_report_with_tables_and_plots() {
+    let dir = std::env::temp_dir().join(format!("mpquic-sim-study-{}", std::process::id()));
+    let mut reports = Vec::new();
+    for jobs in ["1", "2"] {
+        let out_dir = dir.join(jobs);
+        let out = sim()
+            .args(["study", "d5", "--quick", "--jobs", jobs, "--out"])
+            .arg(&out_dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let report = out_dir.join("d5").join("report.md");
+        assert!(stdout.contains(&report.display().to_string()), "{stdout}");
+        let text = std::fs::read_to_string(&report).unwrap();
+        assert!(text.contains("# D5: TCP-LP next to Reno"), "{text}");
+        assert!(
+            text.contains("| # | `flows.low.cc` | seeds | low Mbit/s | reno Mbit/s |"),
+            "{text}"
+        );
+        assert!(text.contains("| 0 | lp | 1 |"), "{text}");
+        assert!(text.contains("| 1 | newreno | 1 |"), "{text}");
+        assert!(text.contains("Jain flows"), "{text}");
+        let part = out_dir.join("d5").join("lp_vs_reno");
+        for file in [
+            "summary.svg",
+            "summary.png",
+            "run0/throughput.svg",
+            "run1/rtt.png",
+        ] {
+            assert!(part.join(file).metadata().unwrap().len() > 1000, "{file}");
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out_dir.join("d5").join("results.json")).unwrap())
+                .unwrap();
+        assert_eq!(json.as_array().unwrap().len(), 2);
+        // The wall time differs between the two; the tables must not.
+        let tables: String = text.lines().filter(|l| l.starts_with('|')).collect();
+        reports.push(tables);
+    }
+    assert_eq!(reports[0], reports[1]);
+    let out = sim()
+        .args(["study", "nope", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no study \"nope\"") && err.contains("d5"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

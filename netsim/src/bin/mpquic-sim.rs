@@ -1,7 +1,8 @@
-//! `mpquic-sim`: validate, run and sweep scenario files.
+//! `mpquic-sim`: validate, run and sweep scenario files; run whole studies into markdown reports.
 //!
-//! Exit codes: 0 success, 1 invalid scenario (or unreadable file), 2 clap's code for bad command-line usage,
-//! 3 a run failed (engine error) or an output could not be written.
+//! Exit codes: 0 success, 1 invalid scenario (or unreadable file; for `study` also an unknown study or an
+//! invalid manifest), 2 clap's code for bad command-line usage, 3 a run failed (engine error) or an output
+//! could not be written.
 //!
 //! Runs that take more than two seconds of wall time report their progress on stderr.
 
@@ -14,6 +15,7 @@ use mpquic_netsim::Scenario;
 use mpquic_netsim::engine::{Engine, RunOutput};
 use mpquic_netsim::output::{self, table};
 use mpquic_netsim::scenario::sweep;
+use mpquic_netsim::study::{self, Study, StudyError};
 
 /// Deterministic network simulator for multipath QUIC.
 #[derive(Debug, Parser)]
@@ -35,6 +37,27 @@ enum Command {
     Run(RunArgs),
     /// Run a scenario across its `[sweep]` values and seeds.
     Sweep(RunArgs),
+    /// Run a whole study (every part, variant and seed) and write a markdown report with tables and plots.
+    Study(StudyArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct StudyArgs {
+    /// Study name (`a`, `b1`, ..., from `NAME.study.toml` in the studies directory), a path to a
+    /// `.study.toml` file, or `all`.
+    name: String,
+    /// Run the quick variant (the manifest's `quick` overrides: shorter, fewer seeds).
+    #[arg(long)]
+    quick: bool,
+    /// Directory the reports are written into (`DIR/NAME/report.md`).
+    #[arg(long, value_name = "DIR", default_value = "study-reports")]
+    out: PathBuf,
+    /// Directory holding the study manifests.
+    #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/studies"))]
+    dir: PathBuf,
+    /// Runs in parallel (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -64,6 +87,7 @@ fn main() -> ExitCode {
         Command::Validate { files } => validate(files),
         Command::Run(args) => run(&args),
         Command::Sweep(args) => sweep_cmd(&args),
+        Command::Study(args) => study_cmd(&args),
     }
 }
 
@@ -249,6 +273,93 @@ fn sweep_cmd(args: &RunArgs) -> ExitCode {
         }
     } else {
         print!("{}", table::sweep(&rows));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Runs one study or all of them; prints each report's path.
+fn study_cmd(args: &StudyArgs) -> ExitCode {
+    let manifests = if args.name == "all" {
+        study::list(&args.dir)
+    } else {
+        study::find(&args.dir, &args.name).map(|m| vec![m])
+    };
+    let manifests = match manifests {
+        Ok(m) if m.is_empty() => {
+            eprintln!("{}: no *{} files", args.dir.display(), study::MANIFEST_SUFFIX);
+            return ExitCode::FAILURE;
+        }
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Load (and so validate) every study before running any.
+    let mut studies = Vec::with_capacity(manifests.len());
+    for manifest in &manifests {
+        match Study::load(manifest, args.quick) {
+            Ok(s) => studies.push(s),
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let started = wall_now();
+    let mut index = String::from("| study | runs | wall s | report |\n|---|---|---|---|\n");
+    for s in &studies {
+        let name = s.header.name.clone();
+        let t0 = wall_now();
+        eprintln!("study {name}: {} runs on {jobs} threads", s.run_count());
+        let outcomes = match s.run(jobs, simulate) {
+            Ok(o) => o,
+            Err(e @ StudyError::Run { .. }) => {
+                eprintln!("study {name}: {e}");
+                return ExitCode::from(RUN_FAILED);
+            }
+            Err(e) => {
+                eprintln!("study {name}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let wall = wall_now().duration_since(t0).as_secs_f64();
+        let quick = if args.quick { " --quick" } else { "" };
+        let command = format!("mpquic-sim study {name}{quick}");
+        match study::report::write(&args.out, s, &outcomes, &command, Some(wall)) {
+            Ok(report) => {
+                println!(
+                    "{name}: {} runs, {wall:.1} s wall: {}",
+                    s.run_count(),
+                    report.display()
+                );
+                index.push_str(&format!(
+                    "| {name} | {} | {wall:.1} | [{name}/report.md]({name}/report.md) |\n",
+                    s.run_count()
+                ));
+            }
+            Err(e) => {
+                eprintln!("study {name}: {e}");
+                return ExitCode::from(RUN_FAILED);
+            }
+        }
+    }
+    if studies.len() > 1 {
+        let total = wall_now().duration_since(started).as_secs_f64();
+        index.push_str(&format!("\nTotal wall time {total:.1} s.\n"));
+        let path = args.out.join("index.md");
+        if let Err(e) = std::fs::write(&path, index) {
+            eprintln!("{}: {e}", path.display());
+            return ExitCode::from(RUN_FAILED);
+        }
+        println!(
+            "all: {} studies, {total:.1} s wall: {}",
+            studies.len(),
+            path.display()
+        );
     }
     ExitCode::SUCCESS
 }

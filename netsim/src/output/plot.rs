@@ -22,7 +22,7 @@ use crate::metrics::PathSeries;
 pub const SIZE: (u32, u32) = (960, 540);
 
 /// The font family every label names.
-const FONT: &str = "sans-serif";
+pub const FONT: &str = "sans-serif";
 
 /// One quantity to plot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl Quantity {
 type Line = (String, Vec<(f64, f64)>);
 
 /// Registers the built-in font with plotters (once per process); the error says why it could not be.
-fn register_font() -> Result<(), String> {
+pub fn register_font() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
@@ -183,6 +183,12 @@ pub fn write_png(
         let root = backend.into_drawing_area();
         draw(&root, title, quantity, &lines(quantity, series)).map_err(|e| plot_error(path, e))?;
     }
+    encode_png(path, &pixels, SIZE)
+}
+
+/// Writes 8-bit RGB `pixels` of `size` (width, height) as a PNG file.
+pub fn encode_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> Result<(), OutputError> {
+    let (w, h) = size;
     let file = std::fs::File::create(path).map_err(|e| OutputError::io(path, e))?;
     let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), w, h);
     encoder.set_color(png::ColorType::Rgb);
@@ -191,7 +197,7 @@ pub fn write_png(
         .write_header()
         .map_err(|e| plot_error(path, e.to_string()))?;
     writer
-        .write_image_data(&pixels)
+        .write_image_data(pixels)
         .map_err(|e| plot_error(path, e.to_string()))?;
     writer.finish().map_err(|e| plot_error(path, e.to_string()))
 }

@@ -174,10 +174,21 @@ pub fn value_label(value: &toml::Value) -> String {
 /// itself with its own seed.
 pub fn expand(text: &str) -> Result<Vec<SweepRun>, ScenarioError> {
     let base = Scenario::from_toml_str(text)?;
-    let mut table: toml::Table = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+    let table: toml::Table = toml::from_str(text).map_err(|e| ScenarioError::Parse {
         field: ".".to_owned(),
         message: e.to_string().trim_end().to_owned(),
     })?;
+    expand_parsed(base, table)
+}
+
+/// [`expand`] for a document already parsed into a TOML table (e.g. after [`set_path`] changed some of its
+/// values, the `[sweep]` section included).
+pub fn expand_table(table: toml::Table) -> Result<Vec<SweepRun>, ScenarioError> {
+    let base = Scenario::from_toml_table(table.clone())?;
+    expand_parsed(base, table)
+}
+
+fn expand_parsed(base: Scenario, mut table: toml::Table) -> Result<Vec<SweepRun>, ScenarioError> {
     table.remove("sweep");
     let Some(sweep) = base.sweep.clone() else {
         let mut scenario = base;

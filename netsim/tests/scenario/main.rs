@@ -23,11 +23,22 @@ fn scenario_dir() -> PathBuf {
 #[test]
 fn every_shipped_scenario_parses_validates_and_expands() {
     let mut seen = Vec::new();
-    for entry in std::fs::read_dir(scenario_dir()).unwrap() {
+    let files = std::fs::read_dir(scenario_dir())
+        .unwrap()
+        .chain(std::fs::read_dir(scenario_dir().join("studies")).unwrap());
+    for entry in files {
         let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") || name.ends_with(".study.toml") {
             continue;
         }
+        let dir = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let scenario = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let topology = scenario.topology().unwrap();
         assert!(!scenario.summary(&topology).is_empty());
@@ -38,22 +49,31 @@ fn every_shipped_scenario_parses_validates_and_expands() {
             assert!(run.scenario.sweep.is_none());
             assert_eq!(run.scenario.scenario.seed, run.seed);
         }
-        seen.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        seen.push(if dir == "studies" {
+            format!("studies/{stem}")
+        } else {
+            stem
+        });
     }
     seen.sort();
     for required in [
-        "a_coupled_cubic",
-        "b1_two_subflows",
-        "b2_shared_competitor",
-        "b3_two_bottlenecks",
-        "b4_changing_competition",
-        "c1_homogeneous",
-        "c2_heterogeneous",
-        "c3_mixed",
+        "studies/a_coupled_cubic",
+        "studies/b1_two_subflows",
+        "studies/b2_shared_competitor",
+        "studies/b3_two_bottlenecks",
+        "studies/b4_changing_competition",
+        "studies/c1_homogeneous",
+        "studies/c2_heterogeneous",
+        "studies/c3_mixed",
         "competition",
         "competition_quick",
-        "d1_uncoupled_fairness",
-        "d4_wifi_5g",
+        "studies/d1_uncoupled_fairness",
+        "studies/d4_wifi_5g",
+        "studies/c_sweep",
+        "studies/d2_loss_sweep",
+        "studies/d3_competition",
+        "studies/d5_low_priority",
         "fairness",
         "fairness_quick",
         "loss_sweep",
@@ -99,7 +119,7 @@ fn fairness_sweep_sets_both_flows_together() {
 
 #[test]
 fn routes_resolve_to_link_directions() {
-    let s = Scenario::from_file(scenario_dir().join("b3_two_bottlenecks.toml")).unwrap();
+    let s = Scenario::from_file(scenario_dir().join("studies/b3_two_bottlenecks.toml")).unwrap();
     let t = s.topology().unwrap();
     let mp = t.flow("mp").unwrap();
     assert_eq!(mp.paths.len(), 4);

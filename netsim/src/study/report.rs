@@ -1,0 +1,435 @@
+//! The report of a study: `DIR/NAME/report.md` with the claim, the setup and, per part, two tables (goodput
+//! per flow and path with utilisation; fairness, aggregate benefit, MP/SP ratio, retransmissions and RTT),
+//! a bar chart of the mean goodputs (`DIR/NAME/<part>/summary.svg` and `.png`), the time-series plots of the
+//! first seed of each setting (`DIR/NAME/<part>/run<k>/`), and every run's results as JSON
+//! (`DIR/NAME/results.json`).
+//!
+//! Values with several seeds print as `mean ± sample standard deviation`; undefined values as `-`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{PartOutcome, RunRecord, Study};
+use crate::metrics;
+use crate::output::{OutputError, plot};
+use crate::results::RunResult;
+
+/// Width and height of the summary chart.
+const CHART: (u32, u32) = (960, 540);
+
+/// One quantity read from a run, for a table column or a bar.
+type Getter = Box<dyn Fn(&RunResult) -> Option<f64>>;
+
+/// A numeric column: header, how to read it, scale and decimals.
+struct Column {
+    header: String,
+    get: Getter,
+    scale: f64,
+    decimals: usize,
+}
+
+impl Column {
+    fn new(header: String, scale: f64, decimals: usize, get: Getter) -> Column {
+        Column {
+            header,
+            get,
+            scale,
+            decimals,
+        }
+    }
+
+    /// `mean ± sd` (or the mean alone for one value) over `runs`, `-` when no run defines it.
+    fn cell(&self, runs: &[&RunRecord]) -> String {
+        let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(&r.result)).collect();
+        let d = self.decimals;
+        match (metrics::mean(&values), metrics::std_dev(&values)) {
+            (Some(m), Some(sd)) if values.len() > 1 => {
+                format!("{:.d$} ± {:.d$}", m * self.scale, sd * self.scale)
+            }
+            (Some(m), _) => format!("{:.d$}", m * self.scale),
+            _ => "-".to_owned(),
+        }
+    }
+
+    fn mean(&self, runs: &[&RunRecord]) -> Option<f64> {
+        let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(&r.result)).collect();
+        metrics::mean(&values).map(|m| m * self.scale)
+    }
+
+    fn defined(&self, runs: &[RunRecord]) -> bool {
+        runs.iter().any(|r| (self.get)(&r.result).is_some())
+    }
+}
+
+/// Goodput columns: each flow, and each path of the multipath flows with its utilisation.
+fn goodput_columns(first: &RunResult) -> (Vec<Column>, Vec<Column>) {
+    let mut goodput = Vec::new();
+    let mut bars = Vec::new();
+    for (f, flow) in first.flows.iter().enumerate() {
+        goodput.push(Column::new(
+            format!("{} Mbit/s", flow.name),
+            1e-6,
+            2,
+            Box::new(move |r: &RunResult| r.flows.get(f).and_then(|x| x.goodput_bps)),
+        ));
+        if flow.paths.len() > 1 {
+            for p in 0..flow.paths.len() {
+                let path_goodput = move |r: &RunResult| {
+                    r.flows
+                        .get(f)
+                        .and_then(|x| x.paths.get(p))
+                        .and_then(|x| x.goodput_bps)
+                };
+                goodput.push(Column::new(
+                    format!("{}/p{p} Mbit/s", flow.name),
+                    1e-6,
+                    2,
+                    Box::new(path_goodput),
+                ));
+                goodput.push(Column::new(
+                    format!("{}/p{p} util %", flow.name),
+                    100.0,
+                    1,
+                    Box::new(move |r: &RunResult| {
+                        r.flows
+                            .get(f)
+                            .and_then(|x| x.paths.get(p))
+                            .and_then(|x| x.utilisation)
+                    }),
+                ));
+                bars.push(Column::new(
+                    format!("{}/p{p}", flow.name),
+                    1e-6,
+                    2,
+                    Box::new(path_goodput),
+                ));
+            }
+        } else {
+            bars.push(Column::new(
+                flow.name.clone(),
+                1e-6,
+                2,
+                Box::new(move |r: &RunResult| r.flows.get(f).and_then(|x| x.goodput_bps)),
+            ));
+        }
+    }
+    (goodput, bars)
+}
+
+/// Fairness and cost columns: Jain's index across flows and per bottleneck, aggregate benefit and MP/SP of
+/// the multipath flows, retransmissions per flow, mean RTT per path.
+#[allow(clippy::cast_precision_loss)]
+fn fairness_columns(first: &RunResult) -> Vec<Column> {
+    let mut cols = vec![Column::new(
+        "Jain flows".to_owned(),
+        1.0,
+        3,
+        Box::new(|r: &RunResult| r.jain_flows),
+    )];
+    for (b, bn) in first.bottlenecks.iter().enumerate() {
+        cols.push(Column::new(
+            format!("Jain {}", bn.link),
+            1.0,
+            3,
+            Box::new(move |r: &RunResult| r.bottlenecks.get(b).and_then(|x| x.jain)),
+        ));
+    }
+    for (f, flow) in first.flows.iter().enumerate() {
+        if flow.paths.len() > 1 {
+            cols.push(Column::new(
+                format!("{} AgrBf", flow.name),
+                1.0,
+                3,
+                Box::new(move |r: &RunResult| r.flows.get(f).and_then(|x| x.aggregate_benefit)),
+            ));
+            cols.push(Column::new(
+                format!("{} MP/SP", flow.name),
+                1.0,
+                3,
+                Box::new(move |r: &RunResult| r.flows.get(f).and_then(|x| x.mp_sp_ratio)),
+            ));
+        }
+    }
+    for (f, flow) in first.flows.iter().enumerate() {
+        cols.push(Column::new(
+            format!("{} retx", flow.name),
+            1.0,
+            0,
+            Box::new(move |r: &RunResult| r.flows.get(f).map(|x| x.retransmissions as f64)),
+        ));
+    }
+    for (f, flow) in first.flows.iter().enumerate() {
+        for p in 0..flow.paths.len() {
+            let header = if flow.paths.len() > 1 {
+                format!("{}/p{p} RTT ms", flow.name)
+            } else {
+                format!("{} RTT ms", flow.name)
+            };
+            cols.push(Column::new(
+                header,
+                1.0,
+                1,
+                Box::new(move |r: &RunResult| {
+                    r.flows
+                        .get(f)
+                        .and_then(|x| x.paths.get(p))
+                        .and_then(|x| x.rtt_mean_ms)
+                }),
+            ));
+        }
+    }
+    cols
+}
+
+/// A markdown table.
+fn md_table(headers: &[String], rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let _ = writeln!(out, "|{}", headers.iter().map(|_| "---|").collect::<String>());
+    for row in rows {
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    out
+}
+
+/// Writes the report of `study` with `outcomes` into `dir/<name>/`; returns the report's path. `command`
+/// is the command line that reproduces it; `wall_s` the wall time it took, when known.
+pub fn write(
+    dir: &Path,
+    study: &Study,
+    outcomes: &[PartOutcome],
+    command: &str,
+    wall_s: Option<f64>,
+) -> Result<PathBuf, OutputError> {
+    let root = dir.join(&study.header.name);
+    std::fs::create_dir_all(&root).map_err(|e| OutputError::io(&root, e))?;
+    let mut md = String::new();
+    let h = &study.header;
+    let _ = writeln!(md, "# {}\n", h.title);
+    let _ = writeln!(md, "**Published claim.** {}\n", h.claim.trim());
+    if !h.scaling.trim().is_empty() {
+        let _ = writeln!(md, "**Setup and scaling.** {}\n", h.scaling.trim());
+    }
+    let variant = if study.quick { "quick" } else { "full" };
+    let _ = writeln!(
+        md,
+        "Variant: {variant}; {} runs; manifest `{}`; command: `{command}`{}.\n",
+        study.run_count(),
+        study
+            .manifest
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        wall_s.map_or_else(String::new, |w| format!("; wall time {w:.1} s")),
+    );
+    let mut json = Vec::new();
+    for (part, outcome) in study.parts.iter().zip(outcomes) {
+        let _ = writeln!(md, "## {}\n", part.spec.name);
+        if !part.spec.description.trim().is_empty() {
+            let _ = writeln!(md, "{}\n", part.spec.description.trim());
+        }
+        let _ = write!(md, "Scenario `{}`", part.spec.scenario);
+        let overrides: Vec<String> = part
+            .spec
+            .set
+            .iter()
+            .chain(part.spec.quick.iter().filter(|_| study.quick))
+            .map(|(k, v)| format!("`{k} = {v}`"))
+            .collect();
+        if overrides.is_empty() {
+            let _ = writeln!(md, ".\n");
+        } else {
+            let _ = writeln!(md, " with {}.\n", overrides.join(", "));
+        }
+        let Some(first) = outcome.runs.first() else {
+            let _ = writeln!(md, "No runs.\n");
+            continue;
+        };
+        let groups = outcome.groups();
+        let params: Vec<String> = first
+            .settings
+            .iter()
+            .map(|s| format!("`{}`", s.parameter))
+            .collect();
+        let (goodput, bars) = goodput_columns(&first.result);
+        let fairness: Vec<Column> = fairness_columns(&first.result)
+            .into_iter()
+            .filter(|c| c.defined(&outcome.runs))
+            .collect();
+        let mut rows_g = Vec::new();
+        let mut rows_f = Vec::new();
+        let part_dir = root.join(&part.spec.name);
+        for (g, (settings, runs)) in groups.iter().enumerate() {
+            let mut lead = vec![g.to_string()];
+            lead.extend(settings.iter().map(|s| s.value.clone()));
+            lead.push(runs.len().to_string());
+            let mut row = lead.clone();
+            row.extend(goodput.iter().map(|c| c.cell(runs)));
+            let mut links = Vec::new();
+            for run in runs {
+                if let Some(series) = &run.series {
+                    let sub = format!("run{}", run.index);
+                    let title = format!("{} {} (seed {})", h.name, run.setting_label(), run.seed);
+                    plot::write_plots(&part_dir.join(&sub), &title, series)?;
+                    for q in ["throughput", "cwnd", "rtt"] {
+                        links.push(format!("[{q}]({}/{sub}/{q}.svg)", part.spec.name));
+                    }
+                }
+            }
+            if part.spec.plots {
+                row.push(links.join(" "));
+            }
+            rows_g.push(row);
+            let mut row = lead;
+            row.extend(fairness.iter().map(|c| c.cell(runs)));
+            rows_f.push(row);
+        }
+        let mut head: Vec<String> = vec!["#".to_owned()];
+        head.extend(params.iter().cloned());
+        head.push("seeds".to_owned());
+        let mut head_g = head.clone();
+        head_g.extend(goodput.iter().map(|c| c.header.clone()));
+        if part.spec.plots {
+            head_g.push("plots (first seed)".to_owned());
+        }
+        let mut head_f = head;
+        head_f.extend(fairness.iter().map(|c| c.header.clone()));
+        let _ = writeln!(md, "Goodput (mean ± sd across seeds):\n");
+        md.push_str(&md_table(&head_g, &rows_g));
+        let _ = writeln!(md, "\nFairness, benefit and cost:\n");
+        md.push_str(&md_table(&head_f, &rows_f));
+        let chart_groups: Vec<(String, Vec<Option<f64>>)> = groups
+            .iter()
+            .enumerate()
+            .map(|(g, (_, runs))| (g.to_string(), bars.iter().map(|c| c.mean(runs)).collect()))
+            .collect();
+        let names: Vec<String> = bars.iter().map(|c| c.header.clone()).collect();
+        std::fs::create_dir_all(&part_dir).map_err(|e| OutputError::io(&part_dir, e))?;
+        let title = format!("{}: {} — mean goodput (Mbit/s)", h.name, part.spec.name);
+        write_chart(&part_dir, &title, &names, &chart_groups)?;
+        let _ = writeln!(
+            md,
+            "\n![mean goodput per setting]({0}/summary.svg) ([PNG]({0}/summary.png))\n",
+            part.spec.name
+        );
+        for run in &outcome.runs {
+            json.push(serde_json::json!({
+                "part": part.spec.name,
+                "index": run.index,
+                "settings": run.settings,
+                "seed": run.seed,
+                "result": run.result,
+            }));
+        }
+    }
+    let report = root.join("report.md");
+    std::fs::write(&report, md).map_err(|e| OutputError::io(&report, e))?;
+    let results = root.join("results.json");
+    let text = serde_json::to_string_pretty(&json)?;
+    std::fs::write(&results, text).map_err(|e| OutputError::io(&results, e))?;
+    Ok(report)
+}
+
+/// Writes `summary.svg` and `summary.png`: per setting (x), one bar per series.
+fn write_chart(
+    dir: &Path,
+    title: &str,
+    names: &[String],
+    groups: &[(String, Vec<Option<f64>>)],
+) -> Result<(), OutputError> {
+    let err = |path: &Path, message: String| OutputError::Plot {
+        path: path.display().to_string(),
+        message,
+    };
+    let svg = dir.join("summary.svg");
+    plot::register_font().map_err(|e| err(&svg, e))?;
+    {
+        let root = SVGBackend::new(&svg, CHART).into_drawing_area();
+        draw_bars(&root, title, names, groups).map_err(|e| err(&svg, e))?;
+    }
+    let png = dir.join("summary.png");
+    let (w, h) = CHART;
+    let len = usize::try_from(u64::from(w) * u64::from(h) * 3).unwrap_or(usize::MAX);
+    let mut pixels = vec![0u8; len];
+    {
+        let backend =
+            BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut pixels, CHART)
+                .map_err(|e| err(&png, e.to_string()))?;
+        draw_bars(&backend.into_drawing_area(), title, names, groups).map_err(|e| err(&png, e))?;
+    }
+    plot::encode_png(&png, &pixels, CHART)
+}
+
+/// Grouped bars on any backend.
+#[allow(clippy::cast_precision_loss)]
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    names: &[String],
+    groups: &[(String, Vec<Option<f64>>)],
+) -> Result<(), String> {
+    let msg = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let n = groups.len().max(1) as f64;
+    let y_max = groups
+        .iter()
+        .flat_map(|(_, v)| v.iter().flatten().copied())
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, f64::max);
+    let y_max = if y_max > 0.0 { y_max * 1.15 } else { 1.0 };
+    root.fill(&WHITE).map_err(msg)?;
+    let labels: Vec<String> = groups.iter().map(|(l, _)| l.clone()).collect();
+    let formatter = |x: &f64| {
+        let r = x.round();
+        if (x - r).abs() < 1e-6 && r >= 0.0 {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let i = r as usize;
+            labels.get(i).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (plot::FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.5..(n - 0.5), 0.0..y_max)
+        .map_err(msg)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups.len().clamp(2, 40))
+        .x_label_formatter(&formatter)
+        .x_desc("setting (# in the report's tables)")
+        .y_desc("goodput (Mbit/s)")
+        .label_style((plot::FONT, 14))
+        .axis_desc_style((plot::FONT, 16))
+        .draw()
+        .map_err(msg)?;
+    let k = names.len().max(1) as f64;
+    let width = 0.8 / k;
+    for (s, name) in names.iter().enumerate() {
+        let color = Palette99::pick(s).to_rgba();
+        let rects = groups.iter().enumerate().filter_map(|(g, (_, values))| {
+            let v = values.get(s).copied().flatten()?;
+            let x0 = g as f64 - 0.4 + width * s as f64;
+            Some(Rectangle::new([(x0, 0.0), (x0 + width, v)], color.filled()))
+        });
+        chart
+            .draw_series(rects)
+            .map_err(msg)?
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .label_font((plot::FONT, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(msg)?;
+    root.present().map_err(msg)
+}
