@@ -4,7 +4,8 @@
 //! - emulator: `mpquic_tools::netem` in-process, one emulated path per client path (100 Mbit/s, 5 ms each
 //!   way, drop-tail queue), path k's front socket on 127.0.0.1; the second client path runs from 127.0.0.2 to
 //!   front 1. transferloss adds 2 % Bernoulli loss both ways; blackhole and mp-failover take paths down;
-//!   mp-transfer and mp-failover run two 25 Mbit/s paths.
+//!   mp-transfer, mp-failover and both mp-path-abandon cases run two 25 Mbit/s paths (the abandoning side acts
+//!   once 2 MB have moved; on unlimited loopback the 8 MB could be over before its control loop looks).
 //! - relay: [`super::relay::Relay`] for rebind-port.
 //!
 //! Actions fire when the client's downloads reach a fraction of the total size (the runner watches the files
@@ -81,7 +82,7 @@ impl Plan {
                 steps: vec![(0.2, Action::Outage(0)), (0.6, Action::Outage(0))],
                 ..direct
             },
-            TestCase::MpTransfer => Plan {
+            TestCase::MpTransfer | TestCase::MpPathAbandon | TestCase::MpPathAbandonServer => Plan {
                 emulated_paths: 2,
                 rate_bps: MP_TRANSFER_RATE_BPS,
                 ..direct
