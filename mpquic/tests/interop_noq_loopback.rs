@@ -547,8 +547,17 @@ async fn second_path(role: Role) {
 /// Writes `first`, waits for the gate if `rest` is not empty, writes `rest` and ends the stream, then keeps it
 /// until the task is dropped (the peer gets every byte).
 async fn send_gated<S: AsyncWrite + Unpin>(mut s: S, first: Bytes, rest: Bytes, gate: oneshot::Receiver<()>) {
-    s.write_all(&first).await.unwrap();
-    if !rest.is_empty() {
+    if rest.is_empty() {
+        s.write_all(&first).await.unwrap();
+    } else {
+        // Before a path event the sender is application-limited (16 KiB per millisecond, ~16 MB/s), so that the
+        // scheduler has room on both paths for the whole first part. Written at once, the first part can leave
+        // in a few milliseconds, mostly on path 0: one early loss (noq's single socket overflowing under a
+        // path-0 burst) leaves path 1 with a 11 kB window for the whole of it.
+        for chunk in first.chunks(16 * 1024) {
+            s.write_all(chunk).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         gate.await.unwrap();
         s.write_all(&rest).await.unwrap();
     }
@@ -627,7 +636,10 @@ async fn abandon_mid_transfer(role: Role, by_client: bool) {
     t.reached(0.3).await;
     assert!(
         p.mp_sent(1) > MB as u64 / 10,
-        "path 1 carried little before the abandon"
+        "path 1 carried only {} B before the abandon; path 0 {} B; path 1 {:?}",
+        p.mp_sent(1),
+        p.mp_sent(0),
+        p.mp.path_stats(PathId(1))
     );
     p.close_path1(by).await;
     let (on0, on1) = (p.mp_sent(0), p.mp_sent(1));
@@ -736,7 +748,11 @@ async fn blackhole_mid_transfer(role: Role) {
     let relay = p.relay.as_ref().unwrap();
     relay.blackhole.store(true, Ordering::Relaxed);
     let (on0, on1) = (p.mp_sent(0), p.mp_sent(1));
-    assert!(on1 > MB as u64 / 10, "path 1 carried little before the blackhole");
+    assert!(
+        on1 > MB as u64 / 10,
+        "path 1 carried only {on1} B before the blackhole (path 0: {on0} B); path 1 {:?}",
+        p.mp.path_stats(PathId(1))
+    );
     let at = t.release();
     t.done().await;
     p.report("path 1 blackholed");
