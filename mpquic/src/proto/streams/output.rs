@@ -33,6 +33,23 @@ impl Streams {
             .sum()
     }
 
+    /// Stream bytes the connection could packetise now: every lost byte queued for retransmission, plus the
+    /// new data written and not yet sent, up to the connection's flow-control credit. ECF's `k`
+    /// (sched.md §1.3) is this amount.
+    pub fn sendable_bytes(&self) -> u64 {
+        let (unsent, retransmit) =
+            self.queue
+                .iter()
+                .filter_map(|id| self.send.get(id))
+                .fold((0u64, 0u64), |(u, r), s| {
+                    (
+                        u.saturating_add(s.unsent_len()),
+                        r.saturating_add(s.retransmit_len()),
+                    )
+                });
+        retransmit.saturating_add(unsent.min(self.conn_send.available()))
+    }
+
     /// The next pending control frame that fits in `max_len` bytes, with current values. Resets and
     /// STOP_SENDING come first, then credit (MAX_*), then *_BLOCKED.
     pub fn poll_control_frame(&mut self, max_len: usize) -> Option<StreamControlFrame> {

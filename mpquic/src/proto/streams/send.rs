@@ -312,6 +312,14 @@ impl SendStream {
         self.reset.is_none() && self.next_unsent < self.write_offset
     }
 
+    /// Bytes written by the application and not yet sent once (regardless of flow control).
+    pub(crate) fn unsent_len(&self) -> u64 {
+        if self.reset.is_some() {
+            return 0;
+        }
+        self.write_offset.saturating_sub(self.next_unsent)
+    }
+
     /// Bytes of lost data waiting to be sent again.
     pub(crate) fn retransmit_len(&self) -> u64 {
         if self.reset.is_some() {
