@@ -11,6 +11,8 @@
 //! - `--mtu M`: UDP payload size of both stacks (default 1200: mpquic's default and quinn's initial MTU;
 //!   quinn's path-MTU discovery is turned off so both send datagrams of the same size).
 //! - `--pair mpquic|quinn|interop`: run only that pair.
+//! - `--send-buffer N`: mpquic's per-stream send buffer (`StreamsConfig::send_buffer`; default: the library's
+//!   default).
 //! - `--no-verify`: only count the received bytes instead of comparing them with what was sent.
 //! - `BULK_TRACE=1` in the environment: every 100 ms, the mpquic sender's path state on stderr (window, bytes in
 //!   flight, pacing rate, RTTs, packets sent).
@@ -55,6 +57,7 @@ struct Options {
     bytes: u64,
     runs: usize,
     mtu: u16,
+    send_buffer: Option<u64>,
     verify: bool,
 }
 
@@ -75,6 +78,7 @@ fn parse_args() -> Res<Options> {
         bytes: 256 << 20,
         runs: 3,
         mtu: 1200,
+        send_buffer: None,
         verify: true,
     };
     let mut args = std::env::args().skip(1);
@@ -84,6 +88,7 @@ fn parse_args() -> Res<Options> {
             "--bytes" => o.bytes = parse_size(&value()?)?,
             "--runs" => o.runs = value()?.parse()?,
             "--mtu" => o.mtu = value()?.parse()?,
+            "--send-buffer" => o.send_buffer = Some(parse_size(&value()?)?),
             "--no-verify" => o.verify = false,
             "--pair" => {
                 let p = value()?;
@@ -94,7 +99,9 @@ fn parse_args() -> Res<Options> {
                 o.pairs = vec![pair];
             }
             "-h" | "--help" => {
-                println!("bulk_loopback [--bytes N[K|M|G]] [--runs K] [--mtu M] [--pair P] [--no-verify]");
+                println!(
+                    "bulk_loopback [--bytes N[K|M|G]] [--runs K] [--mtu M] [--pair P] [--send-buffer N] [--no-verify]"
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other}").into()),
@@ -148,11 +155,15 @@ fn loopback() -> SocketAddr {
 }
 
 fn mp_transport(o: &Options) -> TransportConfig {
-    TransportConfig {
+    let mut t = TransportConfig {
         congestion_controller: "cubic".to_owned(),
         max_udp_payload: o.mtu,
         ..TransportConfig::default()
+    };
+    if let Some(b) = o.send_buffer {
+        t.streams.send_buffer = b;
     }
+    t
 }
 
 fn quinn_transport(o: &Options) -> Arc<quinn::TransportConfig> {

@@ -273,7 +273,6 @@ impl Connection {
             packets = lost.len(),
             "0-RTT rejected: data queued again for 1-RTT"
         );
-        self.forget_space(PathId(0), SpaceId::Data);
         for r in lost {
             self.on_records_lost(r.frames);
         }
@@ -292,7 +291,6 @@ impl Connection {
             .get_mut(&PathId(0))
             .map(|p| p.recovery.drain_rejected_0rtt(now))
             .unwrap_or_default();
-        self.forget_space(PathId(0), SpaceId::Data);
         for r in lost {
             self.on_records_lost(r.frames);
         }

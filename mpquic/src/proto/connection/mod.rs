@@ -214,7 +214,11 @@ pub struct Connection {
     handshake_confirmed: bool,
     handshake_done_pending: bool,
     idle_timeout: Option<Duration>,
-    idle_deadline: Option<Instant>,
+    /// The last activity that restarts the idle timer (RFC 9000 §10.1); see [`Connection::idle_deadline`].
+    idle_since: Instant,
+    /// Whether the idle period is at least three PTOs (after the first packet activity; not for the
+    /// deadline set from the transport parameters).
+    idle_pto_floor: bool,
     key_discard_deadline: Option<Instant>,
     events: VecDeque<Event>,
     endpoint_events: VecDeque<EndpointEvent>,
@@ -455,7 +459,8 @@ impl Connection {
             handshake_confirmed: false,
             handshake_done_pending: false,
             idle_timeout,
-            idle_deadline: idle_timeout.map(|t| new.now + t),
+            idle_since: new.now,
+            idle_pto_floor: false,
             key_discard_deadline: None,
             events: VecDeque::new(),
             endpoint_events: VecDeque::new(),
@@ -793,7 +798,8 @@ impl Connection {
             (None, false) => Some(peer_idle),
             (a, true) => a,
         };
-        self.idle_deadline = self.idle_timeout.map(|t| now + t);
+        self.idle_since = now;
+        self.idle_pto_floor = false;
         self.peer_ack_delay_exponent = u8::try_from(params.ack_delay_exponent.into_inner()).unwrap_or(20);
         let mad = Duration::from_millis(params.max_ack_delay.into_inner());
         for p in self.paths.values_mut() {

@@ -277,15 +277,7 @@ impl Connection {
         if !self.path_suspect(path) {
             return;
         }
-        let Some(p) = self.paths.get(&path) else {
-            return;
-        };
-        let s = crate::proto::recovery::SpaceId::Data as u8;
-        let in_flight: Vec<_> = p
-            .unacked
-            .range((s, 0)..=(s, u64::MAX))
-            .map(|(_, r)| r.clone())
-            .collect();
+        let in_flight = self.outstanding_records(path, crate::proto::recovery::SpaceId::Data, usize::MAX);
         for records in in_flight {
             self.on_records_lost(records);
         }
@@ -326,7 +318,6 @@ impl Connection {
         p.alt = None;
         p.path_response = None;
         let lost = p.recovery.abandon();
-        p.unacked.clear();
         if let Some(code) = frame {
             self.pending_abandon.push((id, code));
         }

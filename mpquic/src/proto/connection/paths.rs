@@ -64,9 +64,6 @@ pub(super) struct Path {
     pub(super) prev_remote: Option<SocketAddr>,
     /// Path validations that succeeded (tests, diagnostics).
     pub(super) validations: u64,
-    /// Retransmittable frame records of unacknowledged ack-eliciting packets, by (space, packet number), for
-    /// PTO probes.
-    pub(super) unacked: std::collections::BTreeMap<(u8, u64), Records>,
     /// Abandoned (PATH_ABANDON sent or received): the state is deleted at this time (3 PTO later).
     pub(super) abandoned_at: Option<Instant>,
     /// The highest PATH_STATUS sequence number received for this path.
@@ -138,7 +135,6 @@ impl Path {
             alt: None,
             prev_remote: None,
             validations: 0,
-            unacked: std::collections::BTreeMap::new(),
             ecn: super::ecn::EcnPath::default(),
             peer_status_seq: None,
             abandoned_at: None,

@@ -2,10 +2,10 @@
 //! ack-eliciting packet in the packet number space as a probe. [...] a sender SHOULD send new data if
 //! available [...] If the sender has no new data, it can retransmit data still in flight".
 //!
-//! The connection keeps the frame records of its ack-eliciting packets that carry retransmittable frames,
-//! per path, space and packet number, until the packet is acknowledged or declared lost. When a probe is
-//! due and no new data waits, the records of the oldest unacknowledged packets are queued again, so the probe
-//! repeats them instead of carrying a bare PING.
+//! The frame records of every outstanding packet are in the path's sent-packet map (recovery), until the
+//! packet is acknowledged or declared lost. When a probe is due and no new data waits, the retransmittable
+//! records of the oldest outstanding packets are queued again, so the probe repeats them instead of carrying
+//! a bare PING.
 
 use crate::cc::PathId;
 use crate::proto::recovery::SpaceId;
@@ -13,40 +13,7 @@ use crate::proto::recovery::SpaceId;
 use super::Connection;
 use super::frames_out::{FrameRecord, Records};
 
-/// Bound on remembered packets per path (older ones are forgotten: their probes fall back to PING).
-const MAX_REMEMBERED: usize = 8192;
-
 impl Connection {
-    /// A packet `pn` of `space` carrying `records` was sent on `path`.
-    pub(super) fn remember_sent(&mut self, path: PathId, space: SpaceId, pn: u64, records: &Records) {
-        if !records.iter().any(retransmittable) {
-            return;
-        }
-        let Some(p) = self.paths.get_mut(&path) else {
-            return;
-        };
-        if p.unacked.len() >= MAX_REMEMBERED {
-            p.unacked.pop_first();
-        }
-        let kept: Records = records.iter().filter(|r| retransmittable(r)).cloned().collect();
-        p.unacked.insert((space as u8, pn), kept);
-    }
-
-    /// Packet `pn` of `space` on `path` was acknowledged or declared lost.
-    pub(super) fn forget_sent(&mut self, path: PathId, space: SpaceId, pn: u64) {
-        if let Some(p) = self.paths.get_mut(&path) {
-            p.unacked.remove(&(space as u8, pn));
-        }
-    }
-
-    /// A space was discarded on `path`.
-    pub(super) fn forget_space(&mut self, path: PathId, space: SpaceId) {
-        if let Some(p) = self.paths.get_mut(&path) {
-            let s = space as u8;
-            p.unacked.retain(|(sp, _), _| *sp != s);
-        }
-    }
-
     /// The PTO fired for `space` on `path` and asks for `probes` packets: unless new data waits for that
     /// space, queue the frames of the `probes` oldest unacknowledged packets again.
     pub(super) fn prepare_probe(&mut self, path: PathId, space: SpaceId, probes: u8) {
@@ -62,19 +29,24 @@ impl Connection {
         if new_data {
             return;
         }
-        let Some(p) = self.paths.get(&path) else {
-            return;
-        };
-        let s = space as u8;
-        let oldest: Vec<Records> = p
-            .unacked
-            .range((s, 0)..=(s, u64::MAX))
-            .take(usize::from(probes.max(1)))
-            .map(|(_, r)| r.clone())
-            .collect();
+        let oldest = self.outstanding_records(path, space, usize::from(probes.max(1)));
         for records in oldest {
             self.on_records_lost(records);
         }
+    }
+
+    /// The retransmittable records of the first `packets` outstanding packets of `space` on `path` that
+    /// carry any.
+    pub(super) fn outstanding_records(&self, path: PathId, space: SpaceId, packets: usize) -> Vec<Records> {
+        let Some(p) = self.paths.get(&path) else {
+            return Vec::new();
+        };
+        p.recovery
+            .outstanding_frames(space)
+            .filter(|records| records.iter().any(retransmittable))
+            .take(packets)
+            .map(|records| records.iter().filter(|r| retransmittable(r)).cloned().collect())
+            .collect()
     }
 }
 

@@ -254,9 +254,7 @@ impl Connection {
             }
             self.discard_initial(now);
         }
-        if let Some(t) = self.idle_timeout {
-            self.idle_deadline = Some(now + t.max(self.three_pto()));
-        }
+        self.restart_idle_timer(now);
         let header_len = header.header_len;
         // The decrypted payload stays where it was received: frames reference it without a copy.
         let payload_end = header_len.saturating_add(payload_len);
@@ -525,11 +523,9 @@ impl Connection {
             outcome.ecn_ce_increased,
         );
         for r in outcome.acked {
-            self.forget_sent(path_id, space, r.pn);
             self.on_records_acked(r.frames);
         }
         for r in outcome.lost {
-            self.forget_sent(path_id, space, r.pn);
             self.on_records_lost(r.frames);
         }
         Ok(())
@@ -574,10 +570,6 @@ impl Connection {
             p.recovery.on_handshake_confirmed(now);
         }
         drop(dropped);
-        let ids: Vec<PathId> = self.paths.keys().copied().collect();
-        for id in ids {
-            self.forget_space(id, SpaceId::Handshake);
-        }
         if let Some(k) = self.one_rtt.as_mut() {
             k.set_handshake_confirmed();
         }
@@ -598,6 +590,5 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&PathId(0)) {
             drop(p.recovery.discard_space(now, SpaceId::Initial));
         }
-        self.forget_space(PathId(0), SpaceId::Initial);
     }
 }

@@ -206,9 +206,7 @@ impl Connection {
             buf.resize(base + MIN_INITIAL_DATAGRAM_SIZE, 0);
         }
         if ack_eliciting {
-            if let Some(t) = self.idle_timeout {
-                self.idle_deadline = Some(now + t.max(self.three_pto()));
-            }
+            self.restart_idle_timer(now);
         }
         self.finish_transmit(path_id, buf.len() - base)
     }
@@ -711,9 +709,6 @@ impl Connection {
         if sealed.is_err() {
             buf.truncate(start);
             return None;
-        }
-        if ack_eliciting {
-            self.remember_sent(path_id, space_of(level), pn, &records);
         }
         let app_limited = !self.streams.has_stream_data();
         let has_data = records.iter().any(|r| matches!(r, FrameRecord::Stream(_)));

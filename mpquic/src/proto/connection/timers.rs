@@ -23,7 +23,7 @@ impl Connection {
                 t = Some(t.map_or(x, |t| t.min(x)));
             }
         };
-        consider(self.idle_deadline);
+        consider(self.idle_deadline());
         consider(self.key_discard_deadline);
         consider(self.validation_timeout());
         consider(self.abandoned_path_timeout());
@@ -50,6 +50,27 @@ impl Connection {
 
     /// A reference time for pacing queries made without `now` (the idle deadline's base is not kept, so the
     /// pacer's own release time is used as is).
+    /// A packet was received or an ack-eliciting packet sent at `now`: the idle timer restarts (RFC 9000
+    /// §10.1). Only the time is stored; the deadline is computed when asked, so the per-packet cost is one
+    /// store.
+    pub(super) fn restart_idle_timer(&mut self, now: Instant) {
+        self.idle_since = now;
+        self.idle_pto_floor = true;
+    }
+
+    /// When the connection times out for idleness, if it has an idle timeout. RFC 9000 §10.1: "To avoid
+    /// excessively small idle timeout periods, endpoints MUST increase the idle timeout period to be at least
+    /// three times the current Probe Timeout (PTO)."
+    pub(super) fn idle_deadline(&self) -> Option<Instant> {
+        let t = self.idle_timeout?;
+        let period = if self.idle_pto_floor {
+            t.max(self.three_pto())
+        } else {
+            t
+        };
+        Some(self.idle_since + period)
+    }
+
     fn last_now(&self) -> Instant {
         self.last_now
     }
@@ -68,7 +89,7 @@ impl Connection {
             State::Drained => return,
             State::Handshake | State::Established => {}
         }
-        if self.idle_deadline.is_some_and(|d| now >= d) {
+        if self.idle_deadline().is_some_and(|d| now >= d) {
             self.on_idle_timeout();
             return;
         }
@@ -98,11 +119,10 @@ impl Connection {
                     self.prepare_probe(id, space, probes);
                     self.reinject_if_failed(id);
                 }
-                TimeoutOutcome::Lost { lost, space, .. } => {
+                TimeoutOutcome::Lost { lost, .. } => {
                     self.count_lost(id, &lost);
                     self.ecn_on_lost(id, lost.len() as u64);
                     for r in lost {
-                        self.forget_sent(id, space, r.pn);
                         self.on_records_lost(r.frames);
                     }
                 }

@@ -481,6 +481,14 @@ impl<T> PathRecovery<T> {
         }
     }
 
+    /// The payloads (frame records) of the packets of `space` still outstanding, oldest first: what a PTO
+    /// probe may repeat (RFC 9002 §6.2.4).
+    pub fn outstanding_frames(&self, space: SpaceId) -> impl Iterator<Item = &T> {
+        space_ref(&self.spaces, space)
+            .into_iter()
+            .flat_map(|sp| sp.sent.outstanding_packets().map(|p| &p.frames))
+    }
+
     /// When the next packet of `size` bytes may leave under pacing (`None`: now). The controller's pacing
     /// rate drives the pacer; without a rate, the path is window-limited only.
     pub fn next_send_time(&self, now: Instant, size: u64, cc: &dyn CongestionController) -> Option<Instant> {

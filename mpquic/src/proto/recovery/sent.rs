@@ -201,6 +201,14 @@ impl<T> SentPackets<T> {
         self.slots.range(a..=b).any(|s| matches!(s, Slot::Acked))
     }
 
+    /// The outstanding packets (neither acknowledged nor declared lost), oldest first.
+    pub fn outstanding_packets(&self) -> impl Iterator<Item = &SentPacket<T>> {
+        self.slots.iter().filter_map(|s| match s {
+            Slot::Outstanding(p) => Some(p),
+            _ => None,
+        })
+    }
+
     /// Marks every packet of `lo..=hi` acknowledged and calls `f` with what each held, in increasing order.
     /// Numbers outside the map are ignored (the caller validated them).
     pub fn ack_range(&mut self, lo: u64, hi: u64, mut f: impl FnMut(u64, AckedSlot<T>)) {
