@@ -115,6 +115,14 @@ impl RangeSet {
         if start > end {
             return false;
         }
+        // Fast path, packets arriving in order: the new values extend the highest range.
+        if let Some(mut last) = self.map.last_entry() {
+            let e = *last.get();
+            if e < start && e.saturating_add(1) == start {
+                *last.get_mut() = end;
+                return true;
+            }
+        }
         // A range starting at or before `start` that overlaps or touches the new one absorbs it.
         if let Some((&s, &e)) = self.map.range(..=start).next_back() {
             if e >= end {

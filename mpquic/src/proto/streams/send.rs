@@ -419,12 +419,20 @@ impl SendStream {
         if start >= end {
             return false;
         }
-        self.retransmit.remove(start..end);
-        self.acked.insert(start..end);
-        let Some(new_base) = self.acked.end_of_range_at(self.base) else {
-            return false;
+        if !self.retransmit.is_empty() {
+            self.retransmit.remove(start..end);
+        }
+        let new_base = if start == self.base && self.acked.is_empty() {
+            // In-order acknowledgement, the common case: the prefix grows without touching the range set.
+            end
+        } else {
+            self.acked.insert(start..end);
+            let Some(new_base) = self.acked.end_of_range_at(self.base) else {
+                return false;
+            };
+            self.acked.remove_below(new_base);
+            new_base
         };
-        self.acked.remove_below(new_base);
         // Release the chunks below the new acknowledged prefix.
         let mut drop = new_base - self.base;
         while drop > 0 {
