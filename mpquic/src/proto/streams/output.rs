@@ -24,19 +24,12 @@ impl Streams {
             .any(|id| self.send.get(id).is_some_and(|s| s.is_sendable(conn)))
     }
 
-    /// Bytes of lost stream data waiting to be sent again (they go out before new data).
-    pub fn retransmit_bytes(&self) -> u64 {
-        self.queue
-            .iter()
-            .filter_map(|id| self.send.get(id))
-            .map(|s| s.retransmit_len())
-            .sum()
-    }
-
-    /// Stream bytes the connection could packetise now: every lost byte queued for retransmission, plus the
-    /// new data written and not yet sent, up to the connection's flow-control credit. ECF's `k`
-    /// (sched.md §1.3) is this amount.
-    pub fn sendable_bytes(&self) -> u64 {
+    /// The send backlog in one pass over the send queue: `(retransmit, sendable)`, where `retransmit` is the
+    /// lost stream data waiting to be sent again (it goes out before new data) and `sendable` the stream
+    /// bytes the connection could packetise now:
+    /// every lost byte queued for retransmission, plus the new data written and not yet sent, up to the
+    /// connection's flow-control credit. ECF's `k` (sched.md §1.3) is `sendable`.
+    pub fn send_backlog(&self) -> (u64, u64) {
         let (unsent, retransmit) =
             self.queue
                 .iter()
@@ -47,7 +40,8 @@ impl Streams {
                         r.saturating_add(s.retransmit_len()),
                     )
                 });
-        retransmit.saturating_add(unsent.min(self.conn_send.available()))
+        let sendable = retransmit.saturating_add(unsent.min(self.conn_send.available()));
+        (retransmit, sendable)
     }
 
     /// The next pending control frame that fits in `max_len` bytes, with current values. Resets and
