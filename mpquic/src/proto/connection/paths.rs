@@ -64,6 +64,8 @@ pub(super) struct Path {
     pub(super) prev_remote: Option<SocketAddr>,
     /// Path validations that succeeded (tests, diagnostics).
     pub(super) validations: u64,
+    /// Our validation of this new path waits for a slot (`ConnectionLimits::path_validations`).
+    pub(super) validation_deferred: bool,
     /// Retransmittable frame records of unacknowledged ack-eliciting packets, by (space, packet number), for
     /// PTO probes.
     pub(super) unacked: std::collections::BTreeMap<(u8, u64), Records>,
@@ -138,6 +140,7 @@ impl Path {
             alt: None,
             prev_remote: None,
             validations: 0,
+            validation_deferred: false,
             unacked: std::collections::BTreeMap::new(),
             ecn: super::ecn::EcnPath::default(),
             peer_status_seq: None,

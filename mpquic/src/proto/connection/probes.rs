@@ -13,19 +13,19 @@ use crate::proto::recovery::SpaceId;
 use super::Connection;
 use super::frames_out::{FrameRecord, Records};
 
-/// Bound on remembered packets per path (older ones are forgotten: their probes fall back to PING).
-const MAX_REMEMBERED: usize = 8192;
-
 impl Connection {
     /// A packet `pn` of `space` carrying `records` was sent on `path`.
     pub(super) fn remember_sent(&mut self, path: PathId, space: SpaceId, pn: u64, records: &Records) {
         if !records.iter().any(retransmittable) {
             return;
         }
+        // `ConnectionLimits::probe_records` bounds the records per path: older ones are forgotten (their
+        // probes fall back to PING).
+        let cap = self.config.limits.probe_records();
         let Some(p) = self.paths.get_mut(&path) else {
             return;
         };
-        if p.unacked.len() >= MAX_REMEMBERED {
+        while p.unacked.len() >= cap {
             p.unacked.pop_first();
         }
         let kept: Records = records.iter().filter(|r| retransmittable(r)).cloned().collect();
