@@ -53,7 +53,8 @@ pub struct TransportConfig {
     /// Offer multipath (draft-ietf-quic-multipath-21) with this initial_max_path_id: the largest path ID we
     /// accept at the start (`None`: multipath off). Needs non-zero-length connection IDs. Default
     /// [`DEFAULT_INITIAL_MAX_PATH_ID`]: multipath is used whenever the peer offers it too; peers that do not
-    /// (quinn, any RFC 9000 stack) ignore the parameter.
+    /// (quinn, any RFC 9000 stack) ignore the parameter. Advertised as at most `limits.max_paths − 1`
+    /// ([`ConnectionLimits::max_paths`]).
     pub initial_max_path_id: Option<u32>,
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.

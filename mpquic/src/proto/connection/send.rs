@@ -463,7 +463,7 @@ impl Connection {
             // `ConnectionLimits::duplicates`: beyond it the oldest copy goes (the original is in flight anyway).
             let cap = self.config.limits.duplicates();
             for p in std::mem::take(&mut self.duplicate_on) {
-                while self.duplicates.len() >= cap {
+                if self.duplicates.len() >= cap {
                     self.duplicates.pop_front();
                 }
                 self.duplicates.push_back((p, streams.clone()));

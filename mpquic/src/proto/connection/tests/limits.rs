@@ -1,6 +1,9 @@
-//! Endpoint limits (issue 10): connections and server handshakes in progress. Beyond `max_connections` a
+//! Endpoint and per-connection limits (issue 10), each pushed past. Endpoint: beyond `max_connections` a
 //! client is refused with CONNECTION_REFUSED (RFC 9000 §5.2.2); at `max_handshakes` a client whose address is
-//! not validated gets a Retry (RFC 9000 §8.1.2) and one whose address is validated is refused.
+//! not validated gets a Retry (RFC 9000 §8.1.2) and one whose address is validated is refused. Connection
+//! (`ConnectionLimits`, path limits in `path_limits.rs`): PATH_CHALLENGE floods, the CRYPTO buffer, datagram
+//! queues, remembered STOP_SENDING codes, probe records, redundant copies, and the retransmission queue
+//! inside the send buffer.
 
 use std::time::Duration;
 
