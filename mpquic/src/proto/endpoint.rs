@@ -562,6 +562,12 @@ impl Endpoint {
     pub fn connection_count(&self) -> usize {
         self.cids_of.len()
     }
+
+    /// Number of connection IDs routed to a connection (bounded by the connections times the connection IDs
+    /// each keeps issued: the peers' active_connection_id_limit per path).
+    pub fn route_count(&self) -> usize {
+        self.routes.len()
+    }
 }
 
 /// A stateless response datagram.

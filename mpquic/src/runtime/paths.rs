@@ -149,9 +149,9 @@ impl Connection {
             };
             let transient = match err {
                 OpenPathError::NotNegotiated => self.multipath() && self.close_reason().is_none(),
-                OpenPathError::NoConnectionIds(_) | OpenPathError::BlockedByPeer(_) => {
-                    self.close_reason().is_none()
-                }
+                OpenPathError::NoConnectionIds(_)
+                | OpenPathError::BlockedByPeer(_)
+                | OpenPathError::ValidationsInProgress(_) => self.close_reason().is_none(),
                 OpenPathError::NotClient | OpenPathError::BlockedLocally(_) => false,
             };
             if !transient || clock::now() >= deadline {

@@ -7,7 +7,10 @@
 //! - a path ID is opened at most once and, once abandoned, stays abandoned (path IDs enter the AEAD nonce and
 //!   are never reused);
 //! - memory is bounded: abandoned IDs are kept as ranges, and there are at most as many ranges as path IDs that
-//!   are not abandoned below the local maximum (the local window, our configuration).
+//!   are not abandoned below the local maximum (the local window, our configuration);
+//! - path states are bounded by `max_states` (`ConnectionLimits::max_paths`): every path state has an ID at
+//!   most `local_max`, so the states in use plus the abandoned ones still lingering number at most
+//!   `local_max + 1 − released`; our maximum only grows while that stays within `max_states`.
 
 use std::collections::BTreeMap;
 
@@ -43,6 +46,10 @@ pub enum OpenPathError {
     /// One side has no connection ID for the next path ID yet.
     #[error("no connection ID for path {0:?} yet")]
     NoConnectionIds(PathId),
+    /// This many path validations are in flight already (`ConnectionLimits::path_validations`); retry once
+    /// one ends.
+    #[error("{0} path validations in flight already")]
+    ValidationsInProgress(usize),
 }
 
 /// Path-ID limits of both sides and the set of path IDs used up.
@@ -61,6 +68,10 @@ pub struct PathIds {
     abandoned: BTreeMap<u32, u32>,
     /// Number of abandoned path IDs (each one raises our maximum by one, see [`PathIds::abandon`]).
     abandoned_count: u64,
+    /// Number of abandoned path IDs whose path state is deleted (or never existed), see [`PathIds::release`].
+    released_count: u64,
+    /// Path states we keep at once (`ConnectionLimits::max_paths`, at least 1).
+    max_states: u64,
     /// The next path ID the client opens (path IDs are opened in increasing order and never reused).
     next_open: u64,
     /// A MAX_PATH_ID frame carrying `local_max` is waiting to be sent.
@@ -83,11 +94,20 @@ impl PathIds {
             peer_max: PathId(0),
             abandoned: BTreeMap::new(),
             abandoned_count: 0,
+            released_count: 0,
+            max_states: u64::MAX,
             next_open: 1,
             max_path_id_pending: false,
             paths_blocked_pending: None,
             paths_blocked_reported: None,
         }
+    }
+
+    /// Caps the path states kept at once (`ConnectionLimits::max_paths`): our maximum path ID never exceeds
+    /// `max_states − 1 + released` (see the module invariants). Set it before the handshake; the
+    /// initial_max_path_id we advertise must already respect it.
+    pub fn set_max_states(&mut self, max_states: usize) {
+        self.max_states = u64::try_from(max_states.max(1)).unwrap_or(u64::MAX);
     }
 
     /// Records the peer's initial_max_path_id transport parameter (`None` when it is absent).
@@ -259,17 +279,39 @@ impl PathIds {
     /// usable path IDs constant, our maximum grows by one and a MAX_PATH_ID frame is queued
     /// (draft-ietf-quic-multipath-21 §3: endpoints send MAX_PATH_ID when path IDs are used up).
     /// Returns `false` if it was already abandoned.
+    /// The raise waits while it would let the path states (lingering abandoned ones included) exceed
+    /// `max_states`: [`PathIds::release`] resumes it.
     pub fn abandon(&mut self, path: PathId) -> bool {
         if !self.insert_abandoned(path.0) {
             return false;
         }
         self.abandoned_count = self.abandoned_count.saturating_add(1);
-        if let Some(initial) = self.local_initial {
-            let target = u64::from(initial.0).saturating_add(self.abandoned_count);
-            let target = PathId(u32::try_from(target).unwrap_or(u32::MAX));
-            self.raise_local_max(target);
-        }
+        self.replenish();
         true
+    }
+
+    /// The state of an abandoned path was deleted (its 3 PTO passed), or never existed: one more path ID may
+    /// be granted if abandonments are waiting for it.
+    pub fn release(&mut self) {
+        if self.released_count < self.abandoned_count {
+            self.released_count += 1;
+            self.replenish();
+        }
+    }
+
+    /// Raises our maximum to replace abandoned path IDs, within the path-state cap: at most
+    /// `initial + abandoned` and at most `max_states − 1 + released`.
+    fn replenish(&mut self) {
+        let Some(initial) = self.local_initial else {
+            return;
+        };
+        let wanted = u64::from(initial.0).saturating_add(self.abandoned_count);
+        let cap = self
+            .max_states
+            .saturating_sub(1)
+            .saturating_add(self.released_count);
+        let target = PathId(u32::try_from(wanted.min(cap)).unwrap_or(u32::MAX));
+        self.raise_local_max(target);
     }
 
     /// Raises our maximum path ID to `max` (no effect if it is not higher) and queues MAX_PATH_ID.

@@ -53,7 +53,8 @@ pub struct TransportConfig {
     /// Offer multipath (draft-ietf-quic-multipath-21) with this initial_max_path_id: the largest path ID we
     /// accept at the start (`None`: multipath off). Needs non-zero-length connection IDs. Default
     /// [`DEFAULT_INITIAL_MAX_PATH_ID`]: multipath is used whenever the peer offers it too; peers that do not
-    /// (quinn, any RFC 9000 stack) ignore the parameter.
+    /// (quinn, any RFC 9000 stack) ignore the parameter. Advertised as at most `limits.max_paths − 1`
+    /// ([`ConnectionLimits::max_paths`]).
     pub initial_max_path_id: Option<u32>,
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
@@ -132,10 +133,12 @@ impl Default for TransportConfig {
     }
 }
 
-/// Bounds on per-connection buffers that neither flow control nor a transport parameter already bounds.
-/// (Stream data is bounded by the flow-control windows of [`StreamsConfig`], connection IDs by
-/// active_connection_id_limit, paths by `initial_max_path_id` and the MAX_PATH_ID we grant, streams by
-/// `max_bidi_streams` / `max_uni_streams`.) `docs/proto-connection.md` lists every limit.
+/// Bounds on per-connection state that neither flow control nor a transport parameter already bounds, and
+/// on the paths a connection keeps. (Stream data is bounded by the flow-control windows of [`StreamsConfig`]
+/// and the send buffer, connection IDs by active_connection_id_limit, streams by `max_bidi_streams` /
+/// `max_uni_streams`.) `docs/proto-connection.md` lists every limit, what happens beyond it and its test.
+///
+/// [`StreamsConfig`]: crate::proto::streams::StreamsConfig
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// CRYPTO data accepted beyond what TLS consumed, per encryption level; more is a connection error of
@@ -146,6 +149,34 @@ pub struct ConnectionLimits {
     pub datagrams_in: usize,
     /// Datagrams the application queued that are not sent yet; beyond it the oldest is dropped. Default 1024.
     pub datagrams_out: usize,
+    /// Path states the connection keeps at once, abandoned paths still in their 3-PTO linger
+    /// (draft-ietf-quic-multipath-21 §3) included. The initial_max_path_id we advertise is at most
+    /// `max_paths − 1`, and the MAX_PATH_ID we grant when a path is abandoned only grows while the paths in
+    /// use plus the lingering ones stay within the cap (it grows again once a lingering state is deleted).
+    /// A peer that uses a path ID above what we granted is a PROTOCOL_VIOLATION; [`open_path`] beyond it
+    /// fails with `BlockedLocally`. Default 16 (at least 1).
+    ///
+    /// [`open_path`]: crate::proto::connection::Connection::open_path
+    pub max_paths: usize,
+    /// Path validations (RFC 9000 §8.2) we run at once: [`open_path`] beyond it fails with
+    /// `ValidationsInProgress`, and a server that learns of one more new path keeps it but starts validating
+    /// it only when a slot frees (until then the path answers PATH_CHALLENGE and acknowledges, within the 3×
+    /// anti-amplification limit, and carries no data from us). draft-ietf-quic-multipath-21 §5 advises pacing
+    /// concurrent validations. Default 8 (at least 1).
+    ///
+    /// [`open_path`]: crate::proto::connection::Connection::open_path
+    pub path_validations: usize,
+    /// PATH_CHALLENGE data values remembered per validation: each resend carries fresh data (RFC 9000
+    /// §8.2.1), and a PATH_RESPONSE echoing any remembered one validates; older ones are forgotten.
+    /// Default 4 (at least 1).
+    pub path_challenges: usize,
+    /// Redundant copies (the `redundant` scheduler) waiting to be sent; beyond it the oldest is dropped (the
+    /// original is in flight anyway). Default 64 (at least 1).
+    pub duplicates: usize,
+    /// STOP_SENDING codes of streams whose sending part is already gone, kept so that the application's next
+    /// write reports `Stopped`; beyond it the oldest is forgotten (that write reports `ClosedStream`).
+    /// Default 1024.
+    pub remembered_stops: usize,
 }
 
 /// RFC 9000 §7.5: "Implementations MUST support buffering at least 4096 bytes of data received in
@@ -157,6 +188,33 @@ impl ConnectionLimits {
     pub fn crypto_buffer(&self) -> u64 {
         self.crypto_buffer.max(MIN_CRYPTO_BUFFER)
     }
+
+    /// The path cap in force (at least path 0).
+    pub fn max_paths(&self) -> usize {
+        self.max_paths.max(1)
+    }
+
+    /// The initial_max_path_id we advertise given `configured`: never more path IDs than
+    /// [`ConnectionLimits::max_paths`] allows.
+    pub fn initial_max_path_id(&self, configured: Option<u32>) -> Option<u32> {
+        let cap = u32::try_from(self.max_paths() - 1).unwrap_or(u32::MAX);
+        configured.map(|m| m.min(cap))
+    }
+
+    /// The validation cap in force (at least 1).
+    pub fn path_validations(&self) -> usize {
+        self.path_validations.max(1)
+    }
+
+    /// PATH_CHALLENGE data remembered per validation (at least 1: the one just sent).
+    pub fn path_challenges(&self) -> usize {
+        self.path_challenges.max(1)
+    }
+
+    /// Queued redundant copies (at least 1).
+    pub fn duplicates(&self) -> usize {
+        self.duplicates.max(1)
+    }
 }
 
 impl Default for ConnectionLimits {
@@ -165,6 +223,11 @@ impl Default for ConnectionLimits {
             crypto_buffer: 64 * 1024,
             datagrams_in: 1024,
             datagrams_out: 1024,
+            max_paths: 16,
+            path_validations: 8,
+            path_challenges: 4,
+            duplicates: 64,
+            remembered_stops: crate::proto::streams::DEFAULT_REMEMBERED_STOPS,
         }
     }
 }

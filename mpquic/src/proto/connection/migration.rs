@@ -21,9 +21,6 @@ use crate::proto::transport_params::{PreferredAddress, Side};
 
 use super::Connection;
 
-/// Unanswered PATH_CHALLENGE data values remembered per path (older ones are forgotten).
-const MAX_CHALLENGES: usize = 4;
-
 /// kInitialRtt (RFC 9002 §6.2.2): the RTT assumed for a path without samples.
 const INITIAL_RTT: Duration = Duration::from_millis(333);
 
@@ -40,6 +37,9 @@ pub(super) struct Challenge {
     interval: Duration,
     /// When validation fails.
     deadline: Instant,
+    /// At most this many data values are remembered (`ConnectionLimits::path_challenges`; older ones are
+    /// forgotten, so a PATH_RESPONSE echoing them no longer validates).
+    cap: usize,
 }
 
 impl Challenge {
@@ -52,14 +52,16 @@ impl Challenge {
         self.data.last().copied()
     }
 
-    /// A validation started at `now` with `data`, resent after `pto` (doubling) and failing after `timeout`.
-    pub(super) fn new(now: Instant, data: [u8; 8], pto: Duration, timeout: Duration) -> Self {
+    /// A validation started at `now` with `data`, resent after `pto` (doubling) and failing after `timeout`,
+    /// remembering at most `cap` data values.
+    pub(super) fn new(now: Instant, data: [u8; 8], pto: Duration, timeout: Duration, cap: usize) -> Self {
         Challenge {
             data: vec![data],
             pending: true,
             resend_at: now + pto,
             interval: pto,
             deadline: now + timeout,
+            cap: cap.max(1),
         }
     }
 
@@ -74,8 +76,9 @@ impl Challenge {
             return true;
         }
         if now >= self.resend_at {
-            if self.data.len() >= MAX_CHALLENGES {
-                self.data.remove(0);
+            if self.data.len() >= self.cap {
+                let excess = self.data.len() + 1 - self.cap;
+                self.data.drain(..excess);
             }
             self.data.push(fresh);
             self.pending = true;
@@ -141,7 +144,8 @@ impl Connection {
         // (using kInitialRtt, as defined in [QUIC-RECOVERY]) is RECOMMENDED."
         let fresh_pto = INITIAL_RTT + 4 * (INITIAL_RTT / 2) + p.recovery.max_ack_delay();
         let timeout = three_pto.max(fresh_pto.saturating_mul(3));
-        Some(Challenge::new(now, data, pto, timeout))
+        let cap = self.config.limits.path_challenges();
+        Some(Challenge::new(now, data, pto, timeout, cap))
     }
 
     /// A PATH_CHALLENGE arrived on `path` in the datagram being processed.
@@ -173,12 +177,39 @@ impl Connection {
                 validated.push(p.id);
             }
         }
+        let freed = !validated.is_empty();
         for id in validated {
             self.sched
                 .on_path_event(&crate::sched::PathEvent::Validated(crate::sched::PathId(id.0)));
             self.events.push_back(super::Event::PathValidated { path: id });
         }
+        if freed {
+            self.start_deferred_validations(now);
+        }
         self.on_alt_response(now, data);
+    }
+
+    /// Starts the validations of new paths that waited for a slot (`ConnectionLimits::path_validations`),
+    /// lowest path ID first, as far as slots are free.
+    pub(super) fn start_deferred_validations(&mut self, now: Instant) {
+        let free = self
+            .config
+            .limits
+            .path_validations()
+            .saturating_sub(self.validations_in_flight());
+        let waiting: Vec<PathId> = self
+            .paths
+            .values()
+            .filter(|p| p.validation_deferred && p.abandoned_at.is_none())
+            .map(|p| p.id)
+            .take(free)
+            .collect();
+        for id in waiting {
+            if let Some(p) = self.paths.get_mut(&id) {
+                p.validation_deferred = false;
+            }
+            self.start_path_validation(now, id);
+        }
     }
 
     /// The earliest path-validation timer.
@@ -225,6 +256,7 @@ impl Connection {
         for id in failed {
             self.abandon_unvalidated_path(now, id);
         }
+        self.start_deferred_validations(now);
     }
 
     /// After a datagram from `from` to our `local` address (`len` bytes) whose packet qualified as a migration
@@ -377,6 +409,15 @@ impl Connection {
         self.peer_params
             .as_ref()
             .is_some_and(|p| p.disable_active_migration)
+    }
+
+    /// Path validations in flight: live paths whose current 4-tuple is being validated
+    /// (`ConnectionLimits::path_validations` caps those started for new paths).
+    pub fn validations_in_flight(&self) -> usize {
+        self.paths
+            .values()
+            .filter(|p| p.challenge.is_some() && p.abandoned_at.is_none())
+            .count()
     }
 
     /// Whether a path validation is in progress on `path`.

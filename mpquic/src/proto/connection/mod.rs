@@ -376,7 +376,11 @@ impl Connection {
         // draft-ietf-quic-multipath-21 §2: "When advertising the initial_max_path_id transport parameter, the
         // endpoint MUST use non-zero-length Source and Destination Connection IDs."
         if !new.local_cid.is_empty() {
-            p.initial_max_path_id = new.config.initial_max_path_id;
+            // `ConnectionLimits::max_paths`: never more path IDs at the start than path states we keep.
+            p.initial_max_path_id = new
+                .config
+                .limits
+                .initial_max_path_id(new.config.initial_max_path_id);
         }
         if new.side == Side::Server {
             p.original_destination_connection_id = Some(new.orig_dcid);
@@ -430,10 +434,12 @@ impl Connection {
         }
         let mut paths = BTreeMap::new();
         paths.insert(PathId(0), path);
-        let streams = Streams::new(new.side, new.config.streams.clone());
+        let mut streams = Streams::new(new.side, new.config.streams.clone());
+        streams.set_remembered_stops(new.config.limits.remembered_stops);
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
         let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
-        let path_ids = crate::proto::cid::PathIds::new(new.side, local_params.initial_max_path_id);
+        let mut path_ids = crate::proto::cid::PathIds::new(new.side, local_params.initial_max_path_id);
+        path_ids.set_max_states(new.config.limits.max_paths());
         let qlog = Self::qlog_open(&new, &local_params);
         Ok(Connection {
             side: new.side,

@@ -56,6 +56,8 @@ impl Connection {
         if self.side != Side::Server || !self.multipath() || self.paths.contains_key(&id) {
             return false;
         }
+        // draft-ietf-quic-multipath-21 §2: a path ID above our maximum is never granted (we issued no
+        // connection ID for it; frames naming it are a PROTOCOL_VIOLATION in `check_frame_path`).
         if self.path_ids.is_abandoned(id) || id > self.path_ids.local_max() {
             return false;
         }
@@ -65,7 +67,17 @@ impl Connection {
         };
         self.insert_path(now, id, remote, local, remote_cid, false);
         self.remote_cids.start_using(id);
-        self.start_path_validation(now, id);
+        // `ConnectionLimits::path_validations`: at the cap our validation of the path waits for a slot
+        // (draft-ietf-quic-multipath-21 §5: pace concurrent validations). Meanwhile the path only answers the
+        // client's PATH_CHALLENGE and acknowledges, within the 3× anti-amplification limit (RFC 9000 §8.1).
+        if self.validations_in_flight() >= self.config.limits.path_validations() {
+            tracing::debug!(path = id.0, "path validation deferred: validations at the limit");
+            if let Some(p) = self.paths.get_mut(&id) {
+                p.validation_deferred = true;
+            }
+        } else {
+            self.start_path_validation(now, id);
+        }
         self.events
             .push_back(super::Event::PathOpened { path: id, remote });
         true
@@ -86,6 +98,11 @@ impl Connection {
         }
         if !self.multipath() || !self.handshake_confirmed || self.state.is_closed() {
             return Err(OpenPathError::NotNegotiated);
+        }
+        // `ConnectionLimits::path_validations` (draft-ietf-quic-multipath-21 §5: pace concurrent validations).
+        let in_flight = self.validations_in_flight();
+        if in_flight >= self.config.limits.path_validations() {
+            return Err(OpenPathError::ValidationsInProgress(in_flight));
         }
         let remote_cids = &self.remote_cids;
         let local_cids = &self.local_cids;
@@ -248,8 +265,10 @@ impl Connection {
             return Ok(());
         };
         let Some(p) = self.paths.get(&id) else {
-            // A path we never used: its ID is consumed all the same.
+            // A path we never used: its ID is consumed all the same, and there is no state to linger.
             self.consume_path_id(id);
+            self.path_ids.release();
+            self.issue_cids();
             return Ok(());
         };
         if p.abandoned_at.is_some() {
@@ -329,6 +348,7 @@ impl Connection {
             self.on_records_lost(r.frames);
         }
         self.consume_path_id(id);
+        self.start_deferred_validations(now);
         self.cc.on_path_removed(id);
         self.sched
             .on_path_event(&PathEvent::Abandoned(crate::sched::PathId(id.0)));
@@ -357,13 +377,19 @@ impl Connection {
             .filter(|p| p.abandoned_at.is_some_and(|t| now >= t))
             .map(|p| p.id)
             .collect();
-        for id in due {
+        for &id in &due {
             self.paths.remove(&id);
+            // `ConnectionLimits::max_paths`: a path state is gone, so one more path ID may be granted.
+            self.path_ids.release();
             self.local_cids.forget_path(id);
             self.flush_routing_updates();
             self.sched
                 .on_path_event(&PathEvent::Removed(crate::sched::PathId(id.0)));
             self.events.push_back(super::Event::PathClosed { path: id });
+        }
+        if !due.is_empty() {
+            // Path IDs granted by `release` need connection IDs.
+            self.issue_cids();
         }
     }
 }

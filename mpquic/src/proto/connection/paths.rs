@@ -64,6 +64,8 @@ pub(super) struct Path {
     pub(super) prev_remote: Option<SocketAddr>,
     /// Path validations that succeeded (tests, diagnostics).
     pub(super) validations: u64,
+    /// Our validation of this new path waits for a slot (`ConnectionLimits::path_validations`).
+    pub(super) validation_deferred: bool,
     /// Abandoned (PATH_ABANDON sent or received): the state is deleted at this time (3 PTO later).
     pub(super) abandoned_at: Option<Instant>,
     /// The highest PATH_STATUS sequence number received for this path.
@@ -135,6 +137,7 @@ impl Path {
             alt: None,
             prev_remote: None,
             validations: 0,
+            validation_deferred: false,
             ecn: super::ecn::EcnPath::default(),
             peer_status_seq: None,
             abandoned_at: None,

@@ -26,9 +26,6 @@ use super::frames_out::{FrameRecord, Records};
 use super::spaces::level_index;
 use super::{Connection, Event, Transmit};
 
-/// Redundant copies waiting to be sent before older ones are dropped (the original is in flight anyway).
-const MAX_DUPLICATES: usize = 64;
-
 /// AEAD tag length of every QUIC v1 suite.
 pub(super) const TAG_LEN: usize = 16;
 
@@ -458,8 +455,10 @@ impl Connection {
                 .filter(|r| matches!(r, FrameRecord::Stream(_)))
                 .cloned()
                 .collect();
+            // `ConnectionLimits::duplicates`: beyond it the oldest copy goes (the original is in flight anyway).
+            let cap = self.config.limits.duplicates();
             for p in std::mem::take(&mut self.duplicate_on) {
-                if self.duplicates.len() >= MAX_DUPLICATES {
+                if self.duplicates.len() >= cap {
                     self.duplicates.pop_front();
                 }
                 self.duplicates.push_back((p, streams.clone()));

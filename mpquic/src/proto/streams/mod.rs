@@ -51,8 +51,9 @@ use id::dir_index;
 use recv::RecvStream;
 use send::SendStream;
 
-/// How many STOP_SENDING codes of already-removed send parts are kept for the application (oldest dropped).
-pub const MAX_REMEMBERED_STOPS: usize = 1024;
+/// How many STOP_SENDING codes of already-removed send parts are kept for the application by default (oldest
+/// dropped); `ConnectionLimits::remembered_stops` configures it.
+pub const DEFAULT_REMEMBERED_STOPS: usize = 1024;
 
 /// Limits and buffer sizes of the stream layer. The `max_*_streams` and `*_window` values are what we
 /// advertise in our transport parameters ([`StreamsConfig::apply_to`]).
@@ -177,9 +178,10 @@ pub struct Streams {
     config: StreamsConfig,
     send: BTreeMap<StreamId, SendStream>,
     recv: BTreeMap<StreamId, RecvStream>,
-    /// STOP_SENDING codes of send parts removed before the application saw them (at most
-    /// [`MAX_REMEMBERED_STOPS`]).
+    /// STOP_SENDING codes of send parts removed before the application saw them (at most `max_stopped`).
     stopped: BTreeMap<StreamId, VarInt>,
+    /// Bound on `stopped` ([`Streams::set_remembered_stops`], default [`DEFAULT_REMEMBERED_STOPS`]).
+    max_stopped: usize,
     /// Streams we opened (used) against the peer's MAX_STREAMS (max), per direction.
     local_opened: [SendCredit; 2],
     /// An open failed at the peer's limit: report when it rises.
@@ -218,6 +220,7 @@ impl Streams {
             config,
             send: BTreeMap::new(),
             stopped: BTreeMap::new(),
+            max_stopped: DEFAULT_REMEMBERED_STOPS,
             recv: BTreeMap::new(),
             local_opened: [SendCredit::new(0), SendCredit::new(0)],
             open_blocked: [false; 2],
@@ -233,6 +236,20 @@ impl Streams {
             opened_event: [false; 2],
             rtt: Duration::from_millis(333),
         }
+    }
+
+    /// Keeps at most `n` STOP_SENDING codes of send parts already removed (0: none; the application's next
+    /// write on such a stream then reports `ClosedStream` instead of `Stopped`).
+    pub fn set_remembered_stops(&mut self, n: usize) {
+        self.max_stopped = n;
+        while self.stopped.len() > n {
+            self.stopped.pop_first();
+        }
+    }
+
+    /// Number of STOP_SENDING codes remembered for send parts already removed.
+    pub fn remembered_stops(&self) -> usize {
+        self.stopped.len()
     }
 
     /// Applies the peer's transport parameters (RFC 9000 §18.2): connection and stream limits. Limits only
@@ -543,10 +560,11 @@ impl Streams {
     /// Removes the sending part of `id`.
     fn remove_send(&mut self, id: StreamId) {
         if let Some(ss) = self.send.remove(&id) {
-            if let Some(code) = ss.stop_code {
+            if let Some(code) = ss.stop_code.filter(|_| self.max_stopped > 0) {
                 // The application may not have written since the peer's STOP_SENDING: keep the code so its
-                // next write or finish reports `Stopped` rather than `ClosedStream` (bounded; oldest dropped).
-                if self.stopped.len() >= MAX_REMEMBERED_STOPS {
+                // next write or finish reports `Stopped` rather than `ClosedStream` (bounded by
+                // `ConnectionLimits::remembered_stops`; oldest dropped).
+                while self.stopped.len() >= self.max_stopped {
                     self.stopped.pop_first();
                 }
                 self.stopped.insert(id, code);

@@ -204,6 +204,31 @@ fn abandoning_raises_our_max_and_queues_max_path_id() {
 }
 
 #[test]
+fn max_states_holds_back_replacements_until_lingering_states_are_released() {
+    // `ConnectionLimits::max_paths` = 3 with initial_max_path_id 2: paths 0, 1 and 2 fill the cap. Each
+    // abandoned path lingers (3 PTO) before its state is deleted, so its replacement ID waits for `release`.
+    let mut p = path_ids(Side::Server, Some(2), Some(7));
+    p.set_max_states(3);
+    p.abandon(PathId(1));
+    assert_eq!(p.local_max(), PathId(2), "path 1 still lingers");
+    assert_eq!(p.poll_max_path_id(), None);
+    p.abandon(PathId(2));
+    assert_eq!(p.local_max(), PathId(2));
+    p.release();
+    assert_eq!(p.local_max(), PathId(3));
+    assert_eq!(p.poll_max_path_id(), Some(PathId(3)));
+    p.release();
+    assert_eq!(p.local_max(), PathId(4));
+    // Nothing more is owed: a release without an abandonment grants nothing.
+    p.release();
+    assert_eq!(p.local_max(), PathId(4));
+    // Without a cap the replacement is immediate (the default of `PathIds` itself).
+    let mut q = path_ids(Side::Server, Some(2), Some(7));
+    q.abandon(PathId(1));
+    assert_eq!(q.local_max(), PathId(3));
+}
+
+#[test]
 fn abandoned_path_ids_use_bounded_memory() {
     // A client that keeps opening and abandoning paths while path 1 stays open: one range, not one entry each.
     let mut p = path_ids(Side::Server, Some(1), Some(1));

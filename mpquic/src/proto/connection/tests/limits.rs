@@ -1,6 +1,9 @@
-//! Endpoint limits (issue 10): connections and server handshakes in progress. Beyond `max_connections` a
+//! Endpoint and per-connection limits (issue 10), each pushed past. Endpoint: beyond `max_connections` a
 //! client is refused with CONNECTION_REFUSED (RFC 9000 §5.2.2); at `max_handshakes` a client whose address is
-//! not validated gets a Retry (RFC 9000 §8.1.2) and one whose address is validated is refused.
+//! not validated gets a Retry (RFC 9000 §8.1.2) and one whose address is validated is refused. Connection
+//! (`ConnectionLimits`, path limits in `path_limits.rs`): PATH_CHALLENGE floods, the CRYPTO buffer, datagram
+//! queues, remembered STOP_SENDING codes, probe records, redundant copies, and the retransmission queue
+//! inside the send buffer.
 
 use std::time::Duration;
 
@@ -282,4 +285,114 @@ fn datagram_queues_keep_the_newest_within_their_limits() {
         got.push(d[0]);
     }
     assert_eq!(got, [27, 28, 29]);
+}
+
+/// `remembered_stops: 3`: the peer stops 10 of our streams one after the other; once their sending parts
+/// are gone (RESET_STREAM acknowledged) only 3 STOP_SENDING codes are kept (the highest stream IDs), so a
+/// write on an older stream reports `ClosedStream`, one on the newest three `Stopped` with the peer's code.
+#[test]
+fn remembered_stop_sending_codes_are_bounded() {
+    use crate::proto::coding::VarInt;
+    use crate::proto::streams::WriteError;
+    let limits = crate::proto::connection::ConnectionLimits {
+        remembered_stops: 3,
+        ..Default::default()
+    };
+    let mut p = limited(limits, 101);
+    let mut ids = Vec::new();
+    for _ in 0..10 {
+        let c = p.client.conn();
+        let id = c.open_uni().unwrap();
+        c.write(id, bytes::Bytes::from_static(b"hello")).unwrap();
+        ids.push(id);
+    }
+    p.run_for(Duration::from_millis(200));
+    for id in &ids {
+        p.server.conn().stop(*id, VarInt::from_u32(7)).unwrap();
+        p.run_for(Duration::from_millis(30));
+    }
+    p.run_for(Duration::from_secs(1));
+    assert_eq!(p.client.conn().streams.remembered_stops(), 3);
+    for (i, id) in ids.iter().enumerate() {
+        let got = p.client.conn().write(*id, bytes::Bytes::from_static(b"more"));
+        let want = if i < 7 {
+            WriteError::ClosedStream
+        } else {
+            WriteError::Stopped(VarInt::from_u32(7))
+        };
+        assert_eq!(got, Err(want), "stream {i}");
+    }
+    assert!(super::cids::lost(&p.client.events).is_none());
+}
+
+/// Lost stream data waits in the retransmission queue, which lives inside the send buffer: under 30 % loss
+/// the bytes queued for retransmission never exceed the stream's unacknowledged bytes, which never exceed
+/// `send_buffer`, however much the application writes.
+#[test]
+fn the_retransmission_queue_stays_within_the_send_buffer_under_heavy_loss() {
+    use super::transfer::{Flow, pattern, pump};
+    use crate::proto::streams::StreamsConfig;
+    let send_buffer = 64 * 1024;
+    let transport = TransportConfig {
+        streams: StreamsConfig {
+            send_buffer,
+            ..StreamsConfig::default()
+        },
+        ..TransportConfig::default()
+    };
+    let mut p = Pair::new(None, transport, 103);
+    p.handshake();
+    p.loss = 0.3;
+    let data = pattern(300_000, 4);
+    let (mut fc, mut fs) = (Flow::default(), Flow::default());
+    let mut most = 0;
+    let ok = p.drive_until(Duration::from_secs(600), |p| {
+        pump(p, true, &mut fc, &data);
+        pump(p, false, &mut fs, &[]);
+        let c = p.client.conn();
+        let queued = c.streams.send_backlog().0;
+        let buffered = fc.stream.and_then(|id| c.streams.send_buffered(id)).unwrap_or(0);
+        assert!(
+            queued <= buffered,
+            "{queued} B to retransmit, {buffered} B buffered"
+        );
+        assert!(buffered <= send_buffer, "{buffered} B buffered");
+        most = most.max(queued);
+        fs.fin_seen
+    });
+    assert!(ok && fs.received == data, "transfer incomplete");
+    assert!(most > 1200, "nothing waited for retransmission ({most} B)");
+}
+
+/// `duplicates: 2`: with the `redundant` scheduler every packet of stream data is queued for a copy on the
+/// other path. Outside the handshake each `poll_transmit` sends or drops the waiting copies first, so the
+/// queue stays short anyway; the cap is the safety net should that change (the lead tunes `send.rs`). The
+/// copies never exceed 2 between calls, copies are sent (path 1 carries most of the data again) and the
+/// transfer completes.
+#[test]
+fn redundant_copies_waiting_are_bounded() {
+    use super::transfer::{Flow, pattern, pump};
+    use crate::cc::PathId;
+    let transport = TransportConfig {
+        scheduler: "redundant".to_owned(),
+        limits: crate::proto::connection::ConnectionLimits {
+            duplicates: 2,
+            ..Default::default()
+        },
+        ..TransportConfig::default()
+    };
+    let mut p = super::multipath::two_paths_with(104, transport);
+    let data = pattern(1_000_000, 5);
+    let (mut fc, mut fs) = (Flow::default(), Flow::default());
+    let ok = p.drive_until(Duration::from_secs(30), |p| {
+        pump(p, true, &mut fc, &data);
+        pump(p, false, &mut fs, &[]);
+        let n = p.client.conn().duplicates.len();
+        assert!(n <= 2, "{n} copies waiting");
+        fs.fin_seen
+    });
+    assert!(ok && fs.received == data, "transfer incomplete");
+    let c = p.client.conn();
+    let copies = c.path_stats(PathId(1)).unwrap().stream_bytes_sent;
+    assert!(copies > data.len() as u64 / 2, "path 1 carried {copies} B");
 }

@@ -7,6 +7,7 @@
     clippy::panic
 )]
 
+mod attacks;
 mod cids;
 mod close;
 mod ecn;
@@ -16,6 +17,7 @@ mod harness;
 mod limits;
 mod migration;
 mod multipath;
+mod path_limits;
 mod probes;
 mod qlog;
 mod random;

@@ -14,9 +14,9 @@ use crate::proto::error::TransportErrorCode;
 use crate::proto::frame::{Frame, PathAbandon};
 use crate::sched::PathStatus;
 
-const CLIENT2: &str = "10.0.1.1:5555";
+pub(super) const CLIENT2: &str = "10.0.1.1:5555";
 
-fn mp_config() -> TransportConfig {
+pub(super) fn mp_config() -> TransportConfig {
     TransportConfig {
         initial_max_path_id: Some(4),
         ..TransportConfig::default()
@@ -144,7 +144,7 @@ fn path_id_above_the_maximum_is_a_protocol_violation() {
 }
 
 /// Like [`two_paths`] with another transport configuration.
-fn two_paths_with(seed: u64, transport: TransportConfig) -> Pair {
+pub(super) fn two_paths_with(seed: u64, transport: TransportConfig) -> Pair {
     let mut p = Pair::new(None, transport, seed);
     p.client_extra_addrs.push(addr(CLIENT2));
     p.handshake();

@@ -135,6 +135,42 @@ fn rfc9000_8_1_2_retry_token_replayed_from_another_address_is_invalid_token() {
     expect_invalid_token(&mut p, &close);
 }
 
+/// RFC 9000 §8.1.4: "Tokens sent in Retry packets SHOULD include information that allows the server to verify
+/// that the source IP address and port in client packets remain constant" and are "only accepted for a short
+/// time": the same Initial, from the same address, 16 s later (the lifetime is 15 s) is refused.
+#[test]
+fn rfc9000_8_1_4_expired_retry_token_is_invalid_token() {
+    let mut p = retry_pair(67);
+    let initial2 = retried_initial(&mut p);
+    p.now += Duration::from_secs(16);
+    let close = server_answer(&mut p, CLIENT, &initial2);
+    assert_eq!(p.server.ep.connection_count(), 0);
+    expect_invalid_token(&mut p, &close);
+}
+
+/// Retry token replay (issue 10): the Initial carrying a valid token, replayed from the same address after
+/// the server created the connection, is routed to that connection (no second connection, no new state).
+#[test]
+fn rfc9000_8_1_2_a_replayed_retry_token_creates_no_second_connection() {
+    let mut p = retry_pair(68);
+    let initial2 = retried_initial(&mut p);
+    let now = p.now;
+    let mut d = initial2.clone();
+    match p.server.ep.handle(now, None, addr(CLIENT), None, &mut d) {
+        Some(DatagramEvent::NewConnection(h, c)) => {
+            p.server.conns.insert(h, *c);
+        }
+        other => panic!("{other:?}"),
+    }
+    for _ in 0..5 {
+        let mut d = initial2.clone();
+        let ev = p.server.ep.handle(now, None, addr(CLIENT), None, &mut d);
+        assert!(matches!(ev, Some(DatagramEvent::Known(_))), "{ev:?}");
+    }
+    assert_eq!(p.server.ep.connection_count(), 1);
+    assert_eq!(p.server.ep.handshakes_in_progress(), 1);
+}
+
 #[test]
 fn rfc9000_8_1_2_forged_retry_token_is_invalid_token() {
     let mut p = retry_pair(64);

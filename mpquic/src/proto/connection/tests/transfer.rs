@@ -23,7 +23,7 @@ pub(super) fn sha(data: &[u8]) -> Vec<u8> {
 /// Per-side progress of a bidirectional transfer on one stream.
 #[derive(Default)]
 pub(super) struct Flow {
-    stream: Option<StreamId>,
+    pub(super) stream: Option<StreamId>,
     sent: usize,
     finished: bool,
     pub(super) received: Vec<u8>,
