@@ -395,16 +395,14 @@ async fn receive(shared: Arc<EndpointShared>) {
                 // Multipath (issue 6) finds paths by the local address of each datagram: RecvMeta::dst_ip.
                 let local_addr = Some(SocketAddr::new(meta.dst_ip.unwrap_or(local.ip()), local.port()));
                 let ecn = ecn_from_udp(meta.ecn);
-                // One copy per received datagram (a GRO batch): its packets are decrypted in place and the
-                // stream data they carry is handed on as slices of it, without further copies.
-                let mut rest = BytesMut::from(&*data);
+                // One copy per received datagram (each segment of a GRO batch into its own buffer): its
+                // packets are decrypted in place and the stream data they carry is handed on as slices of it,
+                // without further copies. A buffered slice keeps only its own datagram alive, never a whole
+                // batch, and `Streams::on_stream_frame` copies slices smaller than a quarter of their packet:
+                // buffered stream data pins at most 4 × its size (RFC 9000 §21.6).
                 let stride = meta.stride.max(1);
-                while !rest.is_empty() {
-                    let mut segment = if rest.len() <= stride {
-                        std::mem::take(&mut rest)
-                    } else {
-                        rest.split_to(stride)
-                    };
+                for segment in data.chunks(stride) {
+                    let mut segment = BytesMut::from(segment);
                     match st.core.handle(now, local_addr, meta.addr, ecn, &mut segment) {
                         Some(DatagramEvent::Known(h)) => {
                             if let Some(c) = st.conns.get(&h) {

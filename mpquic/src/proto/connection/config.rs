@@ -177,6 +177,11 @@ pub struct ConnectionLimits {
     /// write reports `Stopped`; beyond it the oldest is forgotten (that write reports `ClosedStream`).
     /// Default 1024.
     pub remembered_stops: usize,
+    /// Received stream fragments buffered over all streams (RFC 9000 §21.6: out-of-order pieces with gaps
+    /// commit memory beyond the flow-control window); beyond it the connection closes with
+    /// PROTOCOL_VIOLATION. Default 65 536 (at least 1); see
+    /// [`DEFAULT_MAX_RECV_FRAGMENTS`](crate::proto::streams::DEFAULT_MAX_RECV_FRAGMENTS).
+    pub recv_fragments: usize,
 }
 
 /// RFC 9000 §7.5: "Implementations MUST support buffering at least 4096 bytes of data received in
@@ -228,6 +233,7 @@ impl Default for ConnectionLimits {
             path_challenges: 4,
             duplicates: 64,
             remembered_stops: crate::proto::streams::DEFAULT_REMEMBERED_STOPS,
+            recv_fragments: crate::proto::streams::DEFAULT_MAX_RECV_FRAGMENTS,
         }
     }
 }

@@ -436,6 +436,7 @@ impl Connection {
         paths.insert(PathId(0), path);
         let mut streams = Streams::new(new.side, new.config.streams.clone());
         streams.set_remembered_stops(new.config.limits.remembered_stops);
+        streams.set_max_recv_fragments(new.config.limits.recv_fragments);
         let idle_timeout = (!new.config.max_idle_timeout.is_zero()).then_some(new.config.max_idle_timeout);
         let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
         let mut path_ids = crate::proto::cid::PathIds::new(new.side, local_params.initial_max_path_id);

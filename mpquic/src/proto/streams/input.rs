@@ -165,7 +165,18 @@ impl Streams {
         let Some(rs) = self.recv.get_mut(&id) else {
             return Ok(());
         };
+        let before = rs.fragments();
         let r = rs.on_data(offset, data, fin).map_err(|e| e.with_frame(ty.0))?;
+        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
+        // RFC 9000 §21.6 (stream fragmentation and reassembly attacks): memory beyond the flow-control window
+        // is bounded by the number of fragments buffered.
+        if self.recv_fragments > self.max_recv_fragments {
+            return Err(TransportError::new(
+                TransportErrorCode::PROTOCOL_VIOLATION,
+                "stream data fragmented beyond the receive fragment limit",
+            )
+            .with_frame(ty.0));
+        }
         self.after_recv_input(id, r, ty, "stream data beyond MAX_DATA")
     }
 
@@ -181,9 +192,11 @@ impl Streams {
         let Some(rs) = self.recv.get_mut(&id) else {
             return Ok(());
         };
+        let before = rs.fragments();
         let r = rs
             .on_reset(frame.error_code, frame.final_size.into_inner())
             .map_err(|e| e.with_frame(ty.0))?;
+        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
         self.after_recv_input(id, r, ty, "final size beyond MAX_DATA")
     }
 

@@ -55,6 +55,14 @@ use send::SendStream;
 /// dropped); `ConnectionLimits::remembered_stops` configures it.
 pub const DEFAULT_REMEMBERED_STOPS: usize = 1024;
 
+/// Received stream fragments a connection buffers at most by default, over all its streams
+/// (`ConnectionLimits::recv_fragments` configures it). RFC 9000 §21.6: a peer that sends stream data in tiny
+/// pieces with gaps between them makes the receiver commit memory out of proportion to the flow-control
+/// window (each fragment costs a map entry and a buffer besides its bytes). Flow control bounds the bytes;
+/// this bounds the fragments. A well-behaved peer stays far below it: a full 24 MiB connection window
+/// (`max_conn_window`) holds ≈ 21 700 fragments of 1160 bytes, and small adjacent fragments are merged.
+pub const DEFAULT_MAX_RECV_FRAGMENTS: usize = 65_536;
+
 /// Limits and buffer sizes of the stream layer. The `max_*_streams` and `*_window` values are what we
 /// advertise in our transport parameters ([`StreamsConfig::apply_to`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +190,11 @@ pub struct Streams {
     stopped: BTreeMap<StreamId, VarInt>,
     /// Bound on `stopped` ([`Streams::set_remembered_stops`], default [`DEFAULT_REMEMBERED_STOPS`]).
     max_stopped: usize,
+    /// Received fragments buffered over all receiving streams (out of order, or in order and not read yet).
+    recv_fragments: usize,
+    /// Bound on `recv_fragments` ([`Streams::set_max_recv_fragments`], default
+    /// [`DEFAULT_MAX_RECV_FRAGMENTS`]).
+    max_recv_fragments: usize,
     /// Streams we opened (used) against the peer's MAX_STREAMS (max), per direction.
     local_opened: [SendCredit; 2],
     /// An open failed at the peer's limit: report when it rises.
@@ -221,6 +234,8 @@ impl Streams {
             send: BTreeMap::new(),
             stopped: BTreeMap::new(),
             max_stopped: DEFAULT_REMEMBERED_STOPS,
+            recv_fragments: 0,
+            max_recv_fragments: DEFAULT_MAX_RECV_FRAGMENTS,
             recv: BTreeMap::new(),
             local_opened: [SendCredit::new(0), SendCredit::new(0)],
             open_blocked: [false; 2],
@@ -245,6 +260,17 @@ impl Streams {
         while self.stopped.len() > n {
             self.stopped.pop_first();
         }
+    }
+
+    /// Bounds the received fragments buffered over all streams (at least 1); beyond it the connection closes
+    /// with PROTOCOL_VIOLATION (see [`DEFAULT_MAX_RECV_FRAGMENTS`]).
+    pub fn set_max_recv_fragments(&mut self, n: usize) {
+        self.max_recv_fragments = n.max(1);
+    }
+
+    /// Received fragments buffered over all streams.
+    pub fn recv_fragments(&self) -> usize {
+        self.recv_fragments
     }
 
     /// Number of STOP_SENDING codes remembered for send parts already removed.
@@ -436,7 +462,10 @@ impl Streams {
     pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
         let rs = self.recv.get_mut(&id).ok_or(ReadError::ClosedStream)?;
         rs.readable_notified = false;
-        match rs.read(max_len) {
+        let before = rs.fragments();
+        let read = rs.read(max_len);
+        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
+        match read {
             Ok(Some(data)) => {
                 let n = data.len() as u64;
                 if rs.window.consume(n, Some(now), self.rtt) && rs.wants_credit() {
@@ -472,7 +501,9 @@ impl Streams {
             self.remove_recv(id);
             return Ok(());
         }
+        let before = rs.fragments();
         let released = rs.stop(error_code);
+        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
         let settled = rs.stopped_and_settled();
         self.release_conn(released, None);
         if settled {
@@ -552,7 +583,8 @@ impl Streams {
 
     /// Removes the receiving part of `id`.
     fn remove_recv(&mut self, id: StreamId) {
-        if self.recv.remove(&id).is_some() {
+        if let Some(rs) = self.recv.remove(&id) {
+            self.recv_fragments = self.recv_fragments.saturating_sub(rs.fragments());
             self.on_part_closed(id);
         }
     }

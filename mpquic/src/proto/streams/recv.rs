@@ -11,11 +11,17 @@
 
 use std::collections::BTreeMap;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::flow::RecvWindow;
 use crate::proto::coding::VarInt;
 use crate::proto::error::{TransportError, TransportErrorCode};
+
+/// In-order pieces smaller than this are merged into the fragment they continue ([`RecvStream::merge_small`]).
+const MERGE_SMALL: usize = 256;
+
+/// Merged fragments grow to at most this many bytes (the copy per merge stays small).
+const MERGE_MAX: usize = 4096;
 
 /// Why a read returned no data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -97,7 +103,6 @@ impl RecvStream {
     }
 
     /// Number of buffered fragments.
-    #[cfg(test)]
     pub(crate) fn fragments(&self) -> usize {
         self.chunks.len()
     }
@@ -263,6 +268,25 @@ impl RecvStream {
     }
 
     /// Stores the parts of `data` (at `offset`) not held or read yet.
+    /// Appends a small in-order piece to the fragment it continues, by copying both (at most
+    /// [`MERGE_MAX`] bytes), so that a peer sending many small frames does not use up the connection's
+    /// fragment limit (`Streams::set_max_recv_fragments`). `Some` if merged.
+    fn merge_small(&mut self, offset: u64, data: &Bytes) -> Option<()> {
+        if data.len() >= MERGE_SMALL {
+            return None;
+        }
+        let mut last = self.chunks.last_entry()?;
+        let (start, prev) = (*last.key(), last.get());
+        if start + prev.len() as u64 != offset || prev.len() + data.len() > MERGE_MAX {
+            return None;
+        }
+        let mut merged = BytesMut::with_capacity(prev.len() + data.len());
+        merged.extend_from_slice(prev);
+        merged.extend_from_slice(data);
+        *last.get_mut() = merged.freeze();
+        Some(())
+    }
+
     fn insert(&mut self, offset: u64, data: Bytes) {
         let end = offset + data.len() as u64;
         // In-order arrival, the common case: the data starts past everything read and buffered, so there is
@@ -275,6 +299,9 @@ impl RecvStream {
         {
             if !data.is_empty() {
                 self.buffered += data.len() as u64;
+                if self.merge_small(offset, &data).is_some() {
+                    return;
+                }
                 self.chunks.insert(offset, data);
             }
             return;

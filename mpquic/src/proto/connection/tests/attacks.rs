@@ -200,6 +200,75 @@ fn rfc9000_4_1_out_of_order_stream_data_is_buffered_only_within_the_window() {
     );
 }
 
+/// RFC 9000 §21.6: one byte out of every two within the window is within flow control but commits a
+/// fragment per byte. With `recv_fragments: 1000`, the server closes with PROTOCOL_VIOLATION at the 1001st
+/// fragment, having counted exactly 1000 before. The same 3000 bytes sent in order, one byte per frame, merge
+/// into a few fragments: no error, and the stream reads back intact.
+#[test]
+fn rfc9000_21_6_stream_fragments_beyond_the_limit_are_protocol_violation() {
+    let transport = || TransportConfig {
+        limits: crate::proto::connection::ConnectionLimits {
+            recv_fragments: 1000,
+            ..Default::default()
+        },
+        ..TransportConfig::default()
+    };
+    let frame = |id: crate::proto::streams::StreamId, offset: u64, byte: u8| {
+        let mut f = Vec::new();
+        Frame::Stream(Stream {
+            id: id.to_varint(),
+            offset: VarInt::from_u64(offset).unwrap(),
+            fin: false,
+            data: &[byte],
+        })
+        .encode(&mut f);
+        f
+    };
+    // In order, one byte per frame: merged, nothing lost.
+    let mut p = Pair::new(None, transport(), 215);
+    p.handshake();
+    let id = p.client.conn().open_bi().unwrap();
+    for batch in (0..3000u64).collect::<Vec<_>>().chunks(120) {
+        let f: Vec<u8> = batch.iter().flat_map(|&o| frame(id, o, o as u8)).collect();
+        p.client.conn().inject_raw_frame_for_test(f);
+        p.run_for(Duration::from_millis(2));
+    }
+    p.run_for(Duration::from_millis(100));
+    assert!(lost(&p.server.events).is_none());
+    let s = p.server.conn();
+    assert!(
+        s.streams.recv_fragments() <= 3,
+        "{} fragments",
+        s.streams.recv_fragments()
+    );
+    let mut got = Vec::new();
+    let now = p.now;
+    while let Ok(Some(b)) = p.server.conn().streams.read(id, usize::MAX, now) {
+        got.extend_from_slice(&b);
+    }
+    assert_eq!(got, (0..3000u64).map(|o| o as u8).collect::<Vec<_>>());
+    assert_eq!(p.server.conn().streams.recv_fragments(), 0);
+
+    // Out of order with gaps: one fragment per byte, up to the limit and one beyond.
+    let mut p = Pair::new(None, transport(), 216);
+    p.handshake();
+    let id = p.client.conn().open_bi().unwrap();
+    for batch in (0..1000u64).map(|i| 1 + 2 * i).collect::<Vec<_>>().chunks(120) {
+        let f: Vec<u8> = batch.iter().flat_map(|&o| frame(id, o, 0x5a)).collect();
+        p.client.conn().inject_raw_frame_for_test(f);
+        p.run_for(Duration::from_millis(2));
+    }
+    p.run_for(Duration::from_millis(100));
+    assert!(lost(&p.server.events).is_none());
+    assert_eq!(p.server.conn().streams.recv_fragments(), 1000);
+    p.client.conn().inject_raw_frame_for_test(frame(id, 2001, 0x5a));
+    assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
+    assert_eq!(
+        closed_with(&p.client.events),
+        Some(TransportErrorCode::PROTOCOL_VIOLATION)
+    );
+}
+
 /// A peer that never reads: the client tries to write 50 MB on one stream while the server's application
 /// accepts the stream and never reads it. The server buffers at most its stream window (no auto-tuning
 /// without reads), the client at most its send buffer; once both are full the client stops sending data
