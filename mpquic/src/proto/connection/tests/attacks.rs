@@ -153,6 +153,38 @@ fn a_peer_opening_streams_at_the_limit_keeps_stream_state_bounded() {
     assert_eq!(most, 10, "the client never reached the limit");
 }
 
+/// A STREAM frame carrying the single byte `byte` at `offset` of stream `id`.
+fn one_byte_frame(id: crate::proto::streams::StreamId, offset: u64, byte: u8) -> Vec<u8> {
+    let mut f = Vec::new();
+    Frame::Stream(Stream {
+        id: id.to_varint(),
+        offset: VarInt::from_u64(offset).unwrap(),
+        fin: false,
+        data: &[byte],
+    })
+    .encode(&mut f);
+    f
+}
+
+/// The client sends one-byte STREAM frames on `id` at `offsets` (byte `byte(offset)`), 120 frames per
+/// packet, then lets the pair settle.
+fn send_one_byte_frames(
+    p: &mut Pair,
+    id: crate::proto::streams::StreamId,
+    offsets: impl Iterator<Item = u64>,
+    byte: impl Fn(u64) -> u8,
+) {
+    for batch in offsets.collect::<Vec<_>>().chunks(120) {
+        let f: Vec<u8> = batch
+            .iter()
+            .flat_map(|&o| one_byte_frame(id, o, byte(o)))
+            .collect();
+        p.client.conn().inject_raw_frame_for_test(f);
+        p.run_for(Duration::from_millis(2));
+    }
+    p.run_for(Duration::from_millis(100));
+}
+
 /// Out-of-order stream data: the client sends one byte out of every two, up to the end of the server's
 /// 16 KiB stream window, then one byte beyond it. Everything within the window is buffered (at most the
 /// window, in at most window/2 fragments); the byte beyond is FLOW_CONTROL_ERROR (RFC 9000 §4.1).
@@ -170,29 +202,15 @@ fn rfc9000_4_1_out_of_order_stream_data_is_buffered_only_within_the_window() {
     let mut p = Pair::new(None, transport, 213);
     p.handshake();
     let id = p.client.conn().open_bi().unwrap();
-    let frame = |offset: u64| {
-        let mut f = Vec::new();
-        Frame::Stream(Stream {
-            id: id.to_varint(),
-            offset: VarInt::from_u64(offset).unwrap(),
-            fin: false,
-            data: &[0x5a],
-        })
-        .encode(&mut f);
-        f
-    };
     // Offsets 1, 3, 5, …: nothing is readable, every byte is its own fragment.
-    for batch in (1..window).step_by(2).collect::<Vec<_>>().chunks(120) {
-        let f: Vec<u8> = batch.iter().flat_map(|o| frame(*o)).collect();
-        p.client.conn().inject_raw_frame_for_test(f);
-        p.run_for(Duration::from_millis(2));
-    }
-    p.run_for(Duration::from_millis(100));
+    send_one_byte_frames(&mut p, id, (1..window).step_by(2), |_| 0x5a);
     assert!(lost(&p.server.events).is_none());
     let s = p.server.conn();
     assert_eq!(s.streams.read_buffered(id), Some(window / 2));
     assert!(s.streams.recv_window(id).unwrap() <= window);
-    p.client.conn().inject_raw_frame_for_test(frame(window));
+    p.client
+        .conn()
+        .inject_raw_frame_for_test(one_byte_frame(id, window, 0x5a));
     assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
     assert_eq!(
         closed_with(&p.client.events),
@@ -213,27 +231,11 @@ fn rfc9000_21_6_stream_fragments_beyond_the_limit_are_protocol_violation() {
         },
         ..TransportConfig::default()
     };
-    let frame = |id: crate::proto::streams::StreamId, offset: u64, byte: u8| {
-        let mut f = Vec::new();
-        Frame::Stream(Stream {
-            id: id.to_varint(),
-            offset: VarInt::from_u64(offset).unwrap(),
-            fin: false,
-            data: &[byte],
-        })
-        .encode(&mut f);
-        f
-    };
     // In order, one byte per frame: merged, nothing lost.
     let mut p = Pair::new(None, transport(), 215);
     p.handshake();
     let id = p.client.conn().open_bi().unwrap();
-    for batch in (0..3000u64).collect::<Vec<_>>().chunks(120) {
-        let f: Vec<u8> = batch.iter().flat_map(|&o| frame(id, o, o as u8)).collect();
-        p.client.conn().inject_raw_frame_for_test(f);
-        p.run_for(Duration::from_millis(2));
-    }
-    p.run_for(Duration::from_millis(100));
+    send_one_byte_frames(&mut p, id, 0..3000, |o| o as u8);
     assert!(lost(&p.server.events).is_none());
     let s = p.server.conn();
     assert!(
@@ -253,15 +255,12 @@ fn rfc9000_21_6_stream_fragments_beyond_the_limit_are_protocol_violation() {
     let mut p = Pair::new(None, transport(), 216);
     p.handshake();
     let id = p.client.conn().open_bi().unwrap();
-    for batch in (0..1000u64).map(|i| 1 + 2 * i).collect::<Vec<_>>().chunks(120) {
-        let f: Vec<u8> = batch.iter().flat_map(|&o| frame(id, o, 0x5a)).collect();
-        p.client.conn().inject_raw_frame_for_test(f);
-        p.run_for(Duration::from_millis(2));
-    }
-    p.run_for(Duration::from_millis(100));
+    send_one_byte_frames(&mut p, id, (0..1000).map(|i| 1 + 2 * i), |_| 0x5a);
     assert!(lost(&p.server.events).is_none());
     assert_eq!(p.server.conn().streams.recv_fragments(), 1000);
-    p.client.conn().inject_raw_frame_for_test(frame(id, 2001, 0x5a));
+    p.client
+        .conn()
+        .inject_raw_frame_for_test(one_byte_frame(id, 2001, 0x5a));
     assert!(p.drive_until(Duration::from_secs(5), |p| lost(&p.client.events).is_some()));
     assert_eq!(
         closed_with(&p.client.events),
