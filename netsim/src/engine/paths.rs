@@ -36,6 +36,14 @@
 //! that learns its interface is back.
 //! `abandon_ptos = 0` (scenario key `abandon_path_after_ptos`) disables the policy.
 //!
+//! # Scheduled closes and migrations
+//!
+//! A path with a `stop` is closed by the client at that time (`Connection::close_path`,
+//! APPLICATION_ABANDON_PATH) and never re-opened; while it is the connection's last open path the core
+//! refuses, and the close is retried at every check. A path with `migrate` is not opened: at its `start` the
+//! client moves the connection's first path (path ID 0) to the path's address (`Connection::migrate`), and
+//! the scenario path that carried path ID 0 so far is closed.
+//!
 //! # Attribution
 //!
 //! The core reports per path the UDP payload bytes received (`PathStats::bytes_received`) but not which path
@@ -84,6 +92,8 @@ pub enum PathState {
         /// How long it went without progress.
         gave_up_after: Duration,
     },
+    /// Closed for good: its `stop` came, or the client migrated away from it (or could not migrate to it).
+    Closed,
 }
 
 /// What the engine tracks about one scenario path.
@@ -101,6 +111,8 @@ pub struct PathSlot {
     pub opened: u32,
     /// Times the engine abandoned it.
     pub abandoned: u32,
+    /// Times the client closed it at its `stop` (0 or 1).
+    pub closed: u32,
 }
 
 /// Bytes the server has seen per connection path, for attribution: connection path → (scenario path,

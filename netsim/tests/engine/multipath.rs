@@ -467,3 +467,60 @@ paths = [{ route = ["fast"] }, { route = ["slow"] }]
     );
     assert!(per_path[1] >= 8e6, "slow path: {per_path:?}");
 }
+
+/// A download (`direction = "download"`: the server sends, the client receives and checks the pattern) over
+/// the two disjoint paths, with path 0's link down for good at 1 s: every byte of the 25 MB arrives at the
+/// client, both paths carried data, and the per-path figures (the client's receive view) sum to the flow's.
+#[test]
+fn download_survives_a_path_failure_and_arrives_intact() {
+    let events = "[[events]]\nat = \"1s\"\nlink = \"p0\"\naction = \"down\"\n";
+    let mut s = disjoint(50_000_000, 50_000_000, 10, 6.0, "cubic", events);
+    s.flows[0].direction = mpquic_netsim::scenario::TransferDirection::Download;
+    let bytes = 25_000_000;
+    s.flows[0].bytes = Some(bytes);
+    let mut engine = Engine::new(s).unwrap();
+    engine.run_until(SimTime::MAX).unwrap();
+    assert_eq!(engine.flow(0).unwrap().fin_at(), Some(bytes));
+    let out = engine.finish();
+    let f = &out.result.flows[0];
+    assert_eq!(f.delivered_bytes, bytes);
+    assert_eq!(f.paths.iter().map(|p| p.delivered_bytes).sum::<u64>(), bytes);
+    assert!(
+        f.paths.iter().all(|p| p.delivered_bytes > 1_000_000),
+        "{:?}",
+        f.paths
+    );
+    // Done well before the end: ≈ 0.4 s at 100 Mbit/s, the rest at 50 Mbit/s, plus the failover.
+    assert!(f.active_s < 5.0, "active {} s", f.active_s);
+}
+
+/// A path with a `stop` is closed by the client then (PATH_ABANDON) and never re-opened, while the flow
+/// carries on over the other path; the path's series has no sample after its close.
+#[test]
+fn a_path_with_a_stop_is_closed_for_good() {
+    let mut s = disjoint(10_000_000, 10_000_000, 10, 3.0, "cubic", "");
+    s.flows[0].paths[1].stop = Some(Duration::from_secs(1));
+    let mut engine = Engine::new(s).unwrap();
+    engine.run_until(SimTime::from_millis(1500)).unwrap();
+    let at = engine.delivered(0).unwrap();
+    engine.run_until(SimTime::MAX).unwrap();
+    let flow = engine.flow(0).unwrap();
+    assert_eq!(flow.path_counts(), vec![(1, 0), (1, 0)]);
+    assert_eq!(flow.path_closes(), vec![0, 1]);
+    let client = flow.client_connection().unwrap();
+    assert!(
+        client
+            .path_stats(mpquic::cc::PathId(1))
+            .is_none_or(|p| p.bytes_in_flight == 0),
+        "path 1 still in use"
+    );
+    // From 1.5 s to 3 s path 0 alone (10 Mbit/s) carried the flow: ≈ 1.8 MB.
+    let late = engine.delivered(0).unwrap() - at;
+    assert!(
+        late > 1_500_000 && late < 2_000_000,
+        "{late} bytes after the close"
+    );
+    let out = engine.finish();
+    let last = out.series[1].samples.last().unwrap().time;
+    assert!(last <= SimTime::from_millis(1000), "path 1 sampled at {last}");
+}
