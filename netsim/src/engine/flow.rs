@@ -24,8 +24,8 @@
 //!   interface to the server's address on that path's interface at the path's `start`, or as soon as the
 //!   core allows it after that (handshake confirmed, connection IDs for the next path ID received: every
 //!   later step retries); a path with `migrate` is reached by migrating the connection's first path instead
-//!   (`Connection::migrate`). A path with a `stop` is closed then (`Connection::close_path`, retried while
-//!   it is the last open path) and never re-opened. The state of each scenario path and the simulator's
+//!   (`Connection::migrate`). A path with a `stop` is closed then (`Connection::close_path`; retried until
+//!   another path is validated at both ends) and never re-opened. The state of each scenario path and the simulator's
 //!   policy for dead paths are in [`super::paths`].
 
 use std::collections::BTreeMap;
@@ -146,6 +146,22 @@ fn transmit_all(
             data,
         });
     }
+}
+
+/// Whether another path than `id` is validated, and not abandoned, at both ends (the client's `conn` and
+/// the `server`'s): the engine closes or abandons a path only then (the simulator can look at both ends;
+/// an application would wait until the new path has carried traffic both ways). The core refuses only to
+/// abandon the last path that is not abandoned, even when every other one is still unvalidated, and that
+/// wedges the connection (the soak test found it; `docs/soak.md`): the server closes it ("last path
+/// abandoned") when the abandon reaches it before the new path, and an end whose validation of the
+/// remaining path fails leaves it unvalidated for good, scheduling nothing on it, with no timer or, with
+/// data waiting, a pacing timer that stays in the past.
+fn other_validated(conn: &Connection, server: Option<&Connection>, id: PathId) -> bool {
+    let ok = |c: &Connection, p: PathId| c.path_stats(p).is_some_and(|s| s.validated && !s.abandoned);
+    conn.paths()
+        .into_iter()
+        .filter(|&p| p != id)
+        .any(|p| ok(conn, p) && server.is_some_and(|srv| ok(srv, p)))
 }
 
 /// One path of a flow, resolved for the engine.
@@ -349,7 +365,8 @@ pub struct Flow {
     client_ep: Endpoint,
     client: Option<(ConnectionHandle, Connection)>,
     server_ep: Endpoint,
-    server: BTreeMap<ConnectionHandle, Connection>,
+    /// Boxed: a `BTreeMap` node has room for 11 values, and a connection is several kilobytes.
+    server: BTreeMap<ConnectionHandle, Box<Connection>>,
     sender: Sender,
     receiver: Receiver,
     delivered: u64,
@@ -358,6 +375,8 @@ pub struct Flow {
     completed_at: Option<SimTime>,
     /// The length of the data stream, once the receiver has read its FIN.
     fin_at: Option<u64>,
+    /// Why the client's and the server's connection closed, if one did (diagnostics).
+    lost: [Option<String>; 2],
     /// Per scenario path: its connection path, progress and accounting.
     slots: Vec<PathSlot>,
     /// Delivered bytes already attributed to paths.
@@ -415,6 +434,7 @@ impl Flow {
             stopped: false,
             completed_at: None,
             fin_at: None,
+            lost: [None, None],
             slots,
             attributed: 0,
             drops,
@@ -450,7 +470,7 @@ impl Flow {
         self.stopped = true;
         let download = self.setup.download;
         let conn = if download {
-            self.server.values_mut().next()
+            self.server.values_mut().next().map(|c| &mut **c)
         } else {
             self.client.as_mut().map(|(_, c)| c)
         };
@@ -465,7 +485,7 @@ impl Flow {
     /// The sending end's connection: the client's for an upload, the server's for a download.
     fn sender_conn(&self) -> Option<&Connection> {
         if self.setup.download {
-            self.server.values().next()
+            self.server.values().next().map(|c| &**c)
         } else {
             self.client.as_ref().map(|(_, c)| c)
         }
@@ -488,7 +508,7 @@ impl Flow {
 
     /// The server's connection, once it accepted one (tests and diagnostics).
     pub fn server_connection(&self) -> Option<&Connection> {
-        self.server.values().next()
+        self.server.values().next().map(|c| &**c)
     }
 
     /// Whether the flow is sending or receiving (started, not stopped, not completed).
@@ -541,7 +561,7 @@ impl Flow {
                 }
             }
             Some(DatagramEvent::NewConnection(h, c)) => {
-                conns.insert(h, *c);
+                conns.insert(h, c);
             }
             // Stateless responses (version negotiation, resets) never occur between our own endpoints.
             Some(DatagramEvent::Response(..)) | None => {}
@@ -551,7 +571,7 @@ impl Flow {
     /// The earliest timer of the flow's connections.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let client = self.client.as_ref().and_then(|(_, c)| c.poll_timeout());
-        let server = self.server.values().filter_map(Connection::poll_timeout).min();
+        let server = self.server.values().filter_map(|c| c.poll_timeout()).min();
         match (client, server) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -665,7 +685,7 @@ impl Flow {
     }
 
     /// Closes the paths whose `stop` has come (see the module documentation): an open one with
-    /// `Connection::close_path` (kept, and retried by the next call, while it is the last open path), a
+    /// `Connection::close_path` (kept, and retried by the next call, until another path is validated at both ends), a
     /// pending or failed one by never opening it again.
     pub fn close_due_paths(&mut self, sim_now: SimTime, now: Instant) {
         let Some((_, c)) = self.client.as_mut() else {
@@ -674,6 +694,7 @@ impl Flow {
         if c.is_closed() {
             return;
         }
+        let server = self.server.values().next().map(|c| &**c);
         for (slot, path) in self.slots.iter_mut().zip(&self.setup.paths) {
             if path.stop.is_none_or(|t| t > sim_now) {
                 continue;
@@ -681,6 +702,8 @@ impl Flow {
             match slot.state {
                 PathState::Closed => {}
                 PathState::Pending | PathState::Failed { .. } => slot.state = PathState::Closed,
+                // Kept until another path is validated (retried at the next check).
+                PathState::Open(id) if !other_validated(c, server, id) => {}
                 PathState::Open(id) => match c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH) {
                     Ok(()) => {
                         slot.state = PathState::Closed;
@@ -693,6 +716,23 @@ impl Flow {
                 },
             }
         }
+    }
+
+    /// Closes scenario path `k` now with `Connection::close_path`, as an application would, without the
+    /// engine's check that another path is validated at both ends (tests of the core's own checks);
+    /// `None` if the path is not open.
+    pub fn close_path_now(&mut self, now: Instant, k: usize) -> Option<Result<(), ClosePathError>> {
+        let (_, c) = self.client.as_mut()?;
+        let slot = self.slots.get_mut(k)?;
+        let PathState::Open(id) = slot.state else {
+            return None;
+        };
+        let result = c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH);
+        if result.is_ok() {
+            slot.state = PathState::Closed;
+            slot.closed = slot.closed.saturating_add(1);
+        }
+        Some(result)
     }
 
     /// The client's connection marked `id` abandoned.
@@ -723,6 +763,7 @@ impl Flow {
         if c.is_closed() {
             return;
         }
+        let server = self.server.values().next().map(|c| &**c);
         for (k, slot) in self.slots.iter_mut().enumerate() {
             match slot.state {
                 PathState::Pending | PathState::Closed => {}
@@ -741,7 +782,7 @@ impl Flow {
                         continue;
                     }
                     let stalled = sim_now.saturating_duration_since(slot.last_progress);
-                    if stalled < give_up_after(&stats, ptos) {
+                    if stalled < give_up_after(&stats, ptos) || !other_validated(c, server, id) {
                         continue;
                     }
                     match c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH) {
@@ -792,7 +833,7 @@ impl Flow {
         let receiver = if self.setup.download {
             self.client.as_ref().map(|(_, c)| c)
         } else {
-            self.server.values().next()
+            self.server.values().next().map(|c| &**c)
         };
         let Some(receiver) = receiver else {
             return;
@@ -850,6 +891,16 @@ impl Flow {
         self.slots.iter().map(|s| (s.opened, s.abandoned)).collect()
     }
 
+    /// Why the client's (`[0]`) and the server's (`[1]`) connection closed, if one did (diagnostics).
+    pub fn connection_errors(&self) -> &[Option<String>; 2] {
+        &self.lost
+    }
+
+    /// The state of each scenario path (diagnostics).
+    pub fn path_states(&self) -> Vec<PathState> {
+        self.slots.iter().map(|s| s.state).collect()
+    }
+
     /// Times each scenario path was closed by the client at its `stop` (0 or 1).
     pub fn path_closes(&self) -> Vec<u32> {
         self.slots.iter().map(|s| s.closed).collect()
@@ -866,6 +917,7 @@ impl Flow {
             match e {
                 Event::HandshakeCompleted => established = true,
                 Event::PathAbandoned { path } => abandoned.push(path),
+                Event::ConnectionLost(err) => self.lost[0] = Some(err.to_string()),
                 Event::Stream(StreamEvent::Opened { dir }) if download => {
                     accept_streams(c, dir, &mut self.receiver);
                 }
@@ -924,10 +976,12 @@ impl Flow {
         let mut total = Received::default();
         for (h, c) in &mut self.server {
             while let Some(e) = c.poll_event() {
-                if let Event::Stream(StreamEvent::Opened { dir }) = e {
-                    if !download {
+                match e {
+                    Event::Stream(StreamEvent::Opened { dir }) if !download => {
                         accept_streams(c, dir, &mut self.receiver);
                     }
+                    Event::ConnectionLost(err) => self.lost[1] = Some(err.to_string()),
+                    _ => {}
                 }
             }
             while let Some(e) = c.poll_endpoint_event() {

@@ -252,6 +252,7 @@ impl Engine {
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut routes = HashMap::new();
         let mut spoofed = BTreeMap::new();
+        let tls = tls::Material::new()?;
         let policy = paths::PathPolicy {
             abandon_ptos: scenario.scenario.abandon_path_after_ptos,
         };
@@ -304,7 +305,7 @@ impl Engine {
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
             let config = transport_config(&spec.cc, &spec.sched, opened);
-            let (client_config, server_config) = tls::configs(&config)?;
+            let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));
             if multipath {
@@ -409,6 +410,22 @@ impl Engine {
     /// Flow `flow` (its connections, its path bookkeeping), for tests and diagnostics.
     pub fn flow(&self, flow: usize) -> Option<&Flow> {
         self.flows.get(flow)
+    }
+
+    /// Has flow `flow`'s client close scenario path `path` now, bypassing the engine's own rule for
+    /// closing paths (another path validated at both ends): for tests of what the core allows. `None` if
+    /// the flow or open path does not exist; otherwise what `Connection::close_path` returned.
+    pub fn close_path_now(
+        &mut self,
+        flow: usize,
+        path: usize,
+    ) -> Result<Option<Result<(), mpquic::proto::connection::ClosePathError>>, EngineError> {
+        let now = self.clock.instant(self.now);
+        let result = self.flows.get_mut(flow).and_then(|f| f.close_path_now(now, path));
+        if result.is_some() {
+            self.service(flow)?;
+        }
+        Ok(result)
     }
 
     /// The traffic of the spoofed address of scenario path `path` of flow `flow` (`None` if that path

@@ -28,7 +28,9 @@
 //! - one *PTO* is the path's current `srtt + max(4·rttvar, 1 ms) + 25 ms` (RFC 9002 §6.2.1 with the default
 //!   max_ack_delay);
 //! - the check runs every [`CHECK_INTERVAL`] of simulated time for each multipath flow;
-//! - the last live path is never abandoned (the core refuses to), and single-path flows are never touched.
+//! - a path is abandoned only while another path is validated at both ends (the core would refuse only
+//!   the last path that is not abandoned; see [`super::flow`] for why that is not enough), and
+//!   single-path flows are never touched.
 //!
 //! The core sends the abandoned path's unacknowledged data again on the others (if it has not reinjected
 //! it already). The path is **re-opened** (a new path ID, same addresses) once every link of its routes is
@@ -39,8 +41,8 @@
 //! # Scheduled closes and migrations
 //!
 //! A path with a `stop` is closed by the client at that time (`Connection::close_path`,
-//! APPLICATION_ABANDON_PATH) and never re-opened; while it is the connection's last open path the core
-//! refuses, and the close is retried at every check. A path with `migrate` is not opened: at its `start` the
+//! APPLICATION_ABANDON_PATH) and never re-opened, once another path is validated at both ends: until then
+//! the close is retried at every check. A path with `migrate` is not opened: at its `start` the
 //! client moves the connection's first path (path ID 0) to the path's address (`Connection::migrate`), and
 //! the scenario path that carried path ID 0 so far is closed.
 //!

@@ -122,8 +122,8 @@ pub struct PathSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub start: Option<Duration>,
-    /// When the client closes the path (PATH_ABANDON; it is not re-opened). Multipath flows only; the core
-    /// keeps the last open path, so the close waits until another path is open.
+    /// When the client closes the path (PATH_ABANDON; it is not re-opened). Multipath flows only; the
+    /// engine closes a path only while another one is validated at both ends, so the close may wait.
     #[serde(
         default,
         with = "crate::units::option_duration",
