@@ -22,7 +22,9 @@
 //! - [`results`]: one run's per-flow, per-path and per-bottleneck results;
 //! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG/PNG plots;
 //! - [`study`]: whole published studies (manifests listing scenario files and variants), run in one go
-//!   and written up as markdown reports.
+//!   and written up as markdown reports;
+//! - [`soak`]: the soak test, a thousand connections with random path churn, loss and outages for ten
+//!   simulated minutes, every transfer checked, memory per connection measured.
 
 pub mod engine;
 pub mod link;
@@ -30,6 +32,7 @@ pub mod metrics;
 pub mod output;
 pub mod results;
 pub mod scenario;
+pub mod soak;
 pub mod study;
 pub mod time;
 pub mod units;

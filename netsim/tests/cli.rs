@@ -241,3 +241,34 @@ fn study_writes_a_report_with_tables_and_plots() {
     assert!(err.contains("no study \"nope\"") && err.contains("d5"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `soak --quick` (shortened) passes and reports transfers and memory per connection (this binary counts
+/// its allocations); `soak --write` writes a scenario file that `validate` accepts.
+#[test]
+fn soak_reports_intact_transfers_and_memory() {
+    let out = sim()
+        .args(["soak", "--quick", "--connections", "20"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("transfers intact     20 / 20"), "{text}");
+    assert!(text.contains("heap per connection  setup"), "{text}");
+    assert!(!text.contains("end (idle) -"), "no heap figures: {text}");
+
+    let file = std::env::temp_dir().join(format!("mpquic-sim-soak-{}.toml", std::process::id()));
+    let status = sim()
+        .args(["soak", "--quick", "--write"])
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = sim().arg("validate").arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("f49: c"));
+    std::fs::remove_file(&file).unwrap();
+}

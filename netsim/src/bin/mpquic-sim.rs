@@ -5,6 +5,9 @@
 //! could not be written.
 //!
 //! Runs that take more than two seconds of wall time report their progress on stderr.
+//!
+//! `soak` runs the soak test (`netsim::soak`, `docs/soak.md`); for its memory figures this binary's global
+//! allocator is the counting one of `mpquic_netsim::soak::memory` (it forwards to the system allocator).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +42,37 @@ enum Command {
     Sweep(RunArgs),
     /// Run a whole study (every part, variant and seed) and write a markdown report with tables and plots.
     Study(StudyArgs),
+    /// Run the soak test: many connections with random paths opening and closing, random loss and link
+    /// outages; check that every transfer arrives intact and report memory per connection.
+    Soak(SoakArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SoakArgs {
+    /// Start from the CI variant (50 connections, 30 s) instead of the full run (1000, 600 s).
+    #[arg(long)]
+    quick: bool,
+    /// Connections.
+    #[arg(long)]
+    connections: Option<usize>,
+    /// Simulated seconds.
+    #[arg(long)]
+    duration: Option<u64>,
+    /// Seed of the generated scenario and of the run.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Client hosts (three access links each).
+    #[arg(long)]
+    hosts: Option<usize>,
+    /// Smallest transfer in bytes (sizes are log-uniform).
+    #[arg(long)]
+    min_bytes: Option<u64>,
+    /// Largest transfer in bytes.
+    #[arg(long)]
+    max_bytes: Option<u64>,
+    /// Write the generated scenario file here and exit without running it.
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -88,6 +122,162 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Sweep(args) => sweep_cmd(&args),
         Command::Study(args) => study_cmd(&args),
+        Command::Soak(args) => soak_cmd(&args),
+    }
+}
+
+/// The counting allocator, for the soak test's memory figures.
+#[global_allocator]
+static ALLOC: mpquic_netsim::soak::memory::CountingAlloc = mpquic_netsim::soak::memory::CountingAlloc;
+
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or("-".to_owned(), |b| format!("{:.1} MiB", b as f64 / 1048576.0))
+}
+
+fn kib(bytes: Option<f64>) -> String {
+    bytes.map_or("-".to_owned(), |b| format!("{:.1} KiB", b / 1024.0))
+}
+
+fn soak_cmd(args: &SoakArgs) -> ExitCode {
+    use mpquic_netsim::soak::{Soak, SoakConfig};
+    let mut config = if args.quick {
+        SoakConfig::quick()
+    } else {
+        SoakConfig::full()
+    };
+    if let Some(n) = args.connections {
+        config.connections = n;
+    }
+    if let Some(d) = args.duration {
+        config.duration = Duration::from_secs(d.max(1));
+        config.sample_every = config.sample_every.min(config.duration);
+    }
+    if let Some(seed) = args.seed {
+        config.seed = seed;
+    }
+    if let Some(h) = args.hosts {
+        config.hosts = h.max(1);
+    }
+    if let Some(b) = args.min_bytes {
+        config.min_bytes = b.max(1);
+    }
+    if let Some(b) = args.max_bytes {
+        config.max_bytes = b.max(config.min_bytes);
+    }
+    if let Some(file) = &args.write {
+        return match mpquic_netsim::soak::generate(&config) {
+            Ok((_, text, _)) => match std::fs::write(file, text) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("{}: {e}", file.display());
+                    ExitCode::from(RUN_FAILED)
+                }
+            },
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let t0 = wall_now();
+    let mut soak = match Soak::new(config.clone()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("soak: {e}");
+            return ExitCode::from(RUN_FAILED);
+        }
+    };
+    eprintln!(
+        "soak: {} connections, {} s simulated, seed {}, {} client hosts (built in {:.1} s)",
+        config.connections,
+        config.duration.as_secs(),
+        config.seed,
+        config.hosts,
+        t0.elapsed().as_secs_f64()
+    );
+    loop {
+        match soak.step() {
+            Ok(Some(p)) => eprintln!(
+                "  {:>7.1} s simulated, {:>7.1} s wall: {:>5} started, {:>5} completed, heap {}, RSS {}",
+                p.at.since_epoch().as_secs_f64(),
+                t0.elapsed().as_secs_f64(),
+                p.started,
+                p.completed,
+                mib(p.heap),
+                mib(p.rss)
+            ),
+            Ok(None) => break,
+            Err(e) => {
+                eprintln!("soak: {e}");
+                return ExitCode::from(RUN_FAILED);
+            }
+        }
+    }
+    let wall = t0.elapsed();
+    let r = soak.finish();
+    let m = &r.memory;
+    let d = &r.drawn;
+    println!(
+        "soak: seed {}, {} connections over {} s simulated",
+        config.seed,
+        config.connections,
+        config.duration.as_secs()
+    );
+    println!("  wall time            {:.1} s", wall.as_secs_f64());
+    println!(
+        "  transfers intact     {} / {} ({:.1} MB delivered; last completed at {})",
+        r.intact,
+        config.connections,
+        r.delivered as f64 / 1e6,
+        r.last_completion.map_or("-".to_owned(), |t| t.to_string())
+    );
+    println!(
+        "  connections          {} multipath, {} downloads, {} paths",
+        d.multipath, d.downloads, d.paths
+    );
+    if let Some((mean, median, max)) = r.transfer_times {
+        println!(
+            "  transfer times       mean {:.1} s, median {:.1} s, max {:.1} s",
+            mean.as_secs_f64(),
+            median.as_secs_f64(),
+            max.as_secs_f64()
+        );
+    }
+    println!(
+        "  path churn           {} opened, {} abandoned (dead-path policy), {} closed at their stop ({} scheduled)",
+        r.paths_opened, r.paths_abandoned, r.paths_closed, d.scheduled_closes
+    );
+    println!(
+        "  network              {} link outages, {} loss changes; {} datagrams, {} unroutable",
+        d.outages, d.loss_changes, r.stats.datagrams, r.stats.unroutable
+    );
+    println!(
+        "  heap                 baseline {}, built {}, peak {}, end {}",
+        mib(m.heap_baseline),
+        mib(m.heap_built),
+        mib(m.heap_peak),
+        mib(m.heap_end)
+    );
+    println!(
+        "  heap per connection  setup {}, end (idle) {}, peak {}",
+        kib(m.setup_per_connection()),
+        kib(m.per_connection_end()),
+        kib(m.per_connection_peak())
+    );
+    println!(
+        "  RSS                  baseline {}, peak {} ({} per connection)",
+        mib(m.rss_baseline),
+        mib(m.rss_peak),
+        kib(m.rss_per_connection())
+    );
+    if r.passed() {
+        ExitCode::SUCCESS
+    } else {
+        for (f, bytes, fin, delivered) in r.incomplete.iter().take(20) {
+            eprintln!("  flow f{f}: {delivered} of {bytes} bytes delivered, FIN at {fin:?}");
+        }
+        eprintln!("soak: {} transfer(s) incomplete", r.incomplete.len());
+        ExitCode::from(RUN_FAILED)
     }
 }
 

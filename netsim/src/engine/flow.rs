@@ -1,27 +1,32 @@
 //! Bulk flows: a client mpquic endpoint and connection on the flow's `from` host, a server endpoint on its `to`
 //! host, and the application on both ends.
 //!
-//! - **Client.** At the flow's `start` it connects; once the handshake completes it opens one
-//!   unidirectional stream and writes a fixed byte pattern (byte at offset `o` is `o mod 251`): `bytes`
-//!   bytes then FIN when the flow has a size, otherwise continuously until the flow stops (`stop` or the
-//!   end of the scenario), where it resets the stream. Writes go straight from a shared pattern buffer
-//!   ([`bytes::Bytes`] slices of up to [`CHUNK`] = 1 MiB, no copy). Once a write is refused or cut short
-//!   (the send buffer is full), the client writes again only after the server has read another [`CHUNK`]
-//!   (or everything written so far): the send buffer then refills in large pieces rather than a packet's
-//!   worth per acknowledgement. That keeps the stream's chunk list short, which matters because the stack
-//!   walks it from the acknowledged base to the offset it sends, for every packet. The buffer (16 MiB)
-//!   stays well above any window of the shipped scenarios, so the sender is never application-limited.
-//! - **Server.** It accepts the stream, reads everything as it arrives (so flow control never stalls the
+//! The **sender** is the client (`direction = "upload"`, the default) or the server (`"download"`); the other
+//! end is the **receiver**.
+//!
+//! - **Sender.** Once its end of the handshake completes it opens one unidirectional stream and writes a
+//!   fixed byte pattern (byte at offset `o` is `o mod 251`): `bytes` bytes then FIN when the flow has a
+//!   size, otherwise continuously until the flow stops (`stop` or the end of the scenario), where it resets
+//!   the stream. Writes go straight from a shared pattern buffer ([`bytes::Bytes`] slices of up to [`CHUNK`]
+//!   = 1 MiB, no copy). Once a write is refused or cut short (the send buffer is full), the sender writes
+//!   again only after the receiver has read another [`CHUNK`] (or everything written so far): the send
+//!   buffer then refills in large pieces rather than a packet's worth per acknowledgement. That keeps the
+//!   stream's chunk list short, which matters because the stack walks it from the acknowledged base to the
+//!   offset it sends, for every packet. The buffer (16 MiB) stays well above any window of the shipped
+//!   scenarios, so the sender is never application-limited.
+//! - **Receiver.** It accepts the stream, reads everything as it arrives (so flow control never stalls the
 //!   sender), counts the bytes, and checks each byte against the pattern: a mismatch means the stack
-//!   delivered wrong data and fails the run.
+//!   delivered wrong data and fails the run. It records the stream's length when it reads the FIN.
 //! - **Accounting.** Delivered bytes count only while the flow is active (from `start` to `stop`, or to the
 //!   FIN when the flow has a size); the flow's active time ends at its stop or completion.
 //! - **Paths.** The connection starts on the flow's first path. A multipath flow (two or more paths)
 //!   enables multipath on both ends, and the client opens path `k ≥ 1` from its address on that path's
 //!   interface to the server's address on that path's interface at the path's `start`, or as soon as the
 //!   core allows it after that (handshake confirmed, connection IDs for the next path ID received: every
-//!   later step retries). The state of each scenario path and the simulator's policy for dead paths are in
-//!   [`super::paths`].
+//!   later step retries); a path with `migrate` is reached by migrating the connection's first path instead
+//!   (`Connection::migrate`). A path with a `stop` is closed then (`Connection::close_path`; retried until
+//!   another path is validated at both ends) and never re-opened. The state of each scenario path and the simulator's
+//!   policy for dead paths are in [`super::paths`].
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -31,7 +36,9 @@ use std::time::Instant;
 use bytes::Bytes;
 use mpquic::cc::PathId;
 use mpquic::proto::VarInt;
-use mpquic::proto::connection::{ClientConfig, ClosePathError, Connection, Event, ServerConfig};
+use mpquic::proto::connection::{
+    ClientConfig, ClosePathError, Connection, Event, MigrateError, ServerConfig,
+};
 use mpquic::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
 use mpquic::proto::frame::Dir;
 use mpquic::proto::frame::PathAbandon;
@@ -141,6 +148,22 @@ fn transmit_all(
     }
 }
 
+/// Whether another path than `id` is validated, and not abandoned, at both ends (the client's `conn` and
+/// the `server`'s): the engine closes or abandons a path only then (the simulator can look at both ends;
+/// an application would wait until the new path has carried traffic both ways). The core refuses only to
+/// abandon the last path that is not abandoned, even when every other one is still unvalidated, and that
+/// wedges the connection (the soak test found it; `docs/soak.md`): the server closes it ("last path
+/// abandoned") when the abandon reaches it before the new path, and an end whose validation of the
+/// remaining path fails leaves it unvalidated for good, scheduling nothing on it, with no timer or, with
+/// data waiting, a pacing timer that stays in the past.
+fn other_validated(conn: &Connection, server: Option<&Connection>, id: PathId) -> bool {
+    let ok = |c: &Connection, p: PathId| c.path_stats(p).is_some_and(|s| s.validated && !s.abandoned);
+    conn.paths()
+        .into_iter()
+        .filter(|&p| p != id)
+        .any(|p| ok(conn, p) && server.is_some_and(|srv| ok(srv, p)))
+}
+
 /// One path of a flow, resolved for the engine.
 #[derive(Debug, Clone)]
 pub struct PathSetup {
@@ -154,6 +177,12 @@ pub struct PathSetup {
     pub reverse: Vec<LinkIndex>,
     /// When the client opens it (the first path: with the flow).
     pub start: SimTime,
+    /// When the client closes it for good, if ever.
+    pub stop: Option<SimTime>,
+    /// Reached by migrating the connection's first path rather than by opening a new path.
+    pub migrate: bool,
+    /// The client's address here is another host's (`spoof`): nothing sent to it reaches the client.
+    pub spoofed: bool,
 }
 
 /// The static description of a flow, resolved for the engine.
@@ -167,6 +196,8 @@ pub struct FlowSetup {
     pub stop: SimTime,
     /// Bytes to send, or `None` for "until stopped".
     pub bytes: Option<u64>,
+    /// The server sends the data (`download`) rather than the client.
+    pub download: bool,
     /// The paths in scenario order, at least one; the connection starts on the first.
     pub paths: Vec<PathSetup>,
     /// What the client does about paths that stop making progress.
@@ -174,7 +205,8 @@ pub struct FlowSetup {
 }
 
 impl FlowSetup {
-    /// Whether the flow has several paths (multipath is enabled on both ends).
+    /// Whether the flow has several scenario paths (multipath is enabled on both ends unless all but the
+    /// first are reached by migration).
     pub fn is_multipath(&self) -> bool {
         self.paths.len() > 1
     }
@@ -190,6 +222,141 @@ impl FlowSetup {
     }
 }
 
+/// The sending application: one unidirectional stream of pattern bytes.
+#[derive(Debug, Default)]
+struct Sender {
+    stream: Option<StreamId>,
+    written: u64,
+    done: bool,
+    /// After a refused or short write: write again once the receiver has read this many bytes.
+    refill_at: Option<u64>,
+}
+
+/// The receiving application: every stream the peer opens, read as it arrives.
+#[derive(Debug, Default)]
+struct Receiver {
+    /// Open streams and the offset read so far on each.
+    streams: BTreeMap<StreamId, u64>,
+    /// Bytes read, over all streams.
+    read: u64,
+}
+
+/// What one receive pass produced.
+#[derive(Debug, Default)]
+struct Received {
+    /// Bytes read.
+    bytes: u64,
+    /// A stream ended (FIN) at this length.
+    fin_at: Option<u64>,
+}
+
+/// Accepts every stream the peer has opened in direction `dir`.
+fn accept_streams(conn: &mut Connection, dir: Dir, r: &mut Receiver) {
+    loop {
+        let id = match dir {
+            Dir::Uni => conn.accept_uni(),
+            Dir::Bi => conn.accept_bi(),
+        };
+        let Some(id) = id else { break };
+        r.streams.insert(id, 0);
+    }
+}
+
+/// Reads everything `conn` has for the receiver's streams and checks it against the pattern.
+fn receive(
+    conn: &mut Connection,
+    now: Instant,
+    r: &mut Receiver,
+    flow: usize,
+) -> Result<Received, EngineError> {
+    let mut out = Received::default();
+    let mut finished = Vec::new();
+    for (id, offset) in &mut r.streams {
+        loop {
+            match conn.read(*id, READ_MAX, now) {
+                Ok(Some(data)) => {
+                    if !matches_pattern(*offset, &data) {
+                        return Err(EngineError::Corrupted {
+                            flow,
+                            offset: *offset,
+                        });
+                    }
+                    *offset = offset.saturating_add(data.len() as u64);
+                    r.read = r.read.saturating_add(data.len() as u64);
+                    out.bytes = out.bytes.saturating_add(data.len() as u64);
+                }
+                Ok(None) => {
+                    finished.push(*id);
+                    out.fin_at = Some(*offset);
+                    break;
+                }
+                Err(ReadError::Blocked) => break,
+                Err(ReadError::Reset(_) | ReadError::ClosedStream) => {
+                    finished.push(*id);
+                    break;
+                }
+            }
+        }
+    }
+    for id in finished {
+        r.streams.remove(&id);
+    }
+    Ok(out)
+}
+
+/// Writes pattern bytes on the sender's stream (opened on first use): `bytes` then FIN, or without end;
+/// `read` is what the receiver has read so far (see the module documentation on refilling).
+fn send(conn: &mut Connection, s: &mut Sender, read: u64, bytes: Option<u64>) {
+    if s.done {
+        return;
+    }
+    let id = match s.stream {
+        Some(id) => id,
+        None => match conn.open_uni() {
+            Some(id) => {
+                s.stream = Some(id);
+                id
+            }
+            None => return,
+        },
+    };
+    if let Some(at) = s.refill_at {
+        if read < at {
+            return;
+        }
+        s.refill_at = None;
+    }
+    loop {
+        let want = match bytes {
+            Some(total) => total.saturating_sub(s.written),
+            None => CHUNK as u64,
+        };
+        if want == 0 {
+            let _ = conn.finish(id);
+            s.done = true;
+            return;
+        }
+        let len = usize::try_from(want).unwrap_or(CHUNK).min(CHUNK);
+        match conn.write(id, pattern_at(s.written, len)) {
+            Ok(n) => {
+                s.written = s.written.saturating_add(n as u64);
+                if n < len {
+                    s.refill_at = Some(refill_mark(read, s.written));
+                    return;
+                }
+            }
+            Err(WriteError::Blocked) => {
+                s.refill_at = Some(refill_mark(read, s.written));
+                return;
+            }
+            Err(WriteError::Stopped(_) | WriteError::ClosedStream) => {
+                s.done = true;
+                return;
+            }
+        }
+    }
+}
+
 /// A running flow (see the module documentation).
 pub struct Flow {
     /// What it is.
@@ -198,27 +365,25 @@ pub struct Flow {
     client_ep: Endpoint,
     client: Option<(ConnectionHandle, Connection)>,
     server_ep: Endpoint,
-    server: BTreeMap<ConnectionHandle, Connection>,
-    stream: Option<StreamId>,
-    written: u64,
-    write_done: bool,
-    /// After a refused or short write: write again once the server has read this many bytes.
-    refill_at: Option<u64>,
-    /// Bytes the server has read, over all streams.
-    read: u64,
-    /// Server-side streams and the offset read so far on each.
-    recv: BTreeMap<StreamId, u64>,
+    /// Boxed: a `BTreeMap` node has room for 11 values, and a connection is several kilobytes.
+    server: BTreeMap<ConnectionHandle, Box<Connection>>,
+    sender: Sender,
+    receiver: Receiver,
     delivered: u64,
     started: bool,
     stopped: bool,
     completed_at: Option<SimTime>,
+    /// The length of the data stream, once the receiver has read its FIN.
+    fin_at: Option<u64>,
+    /// Why the client's and the server's connection closed, if one did (diagnostics).
+    lost: [Option<String>; 2],
     /// Per scenario path: its connection path, progress and accounting.
     slots: Vec<PathSlot>,
     /// Delivered bytes already attributed to paths.
     attributed: u64,
-    /// Datagrams of the client (data direction) the network dropped, per scenario path.
+    /// Datagrams of the sender (data direction) the network dropped, per scenario path.
     drops: Vec<u64>,
-    /// Server-side bytes received per connection path, for attribution.
+    /// Receiver-side bytes received per connection path, for attribution.
     rx_seen: RxSeen,
 }
 
@@ -262,16 +427,14 @@ impl Flow {
             client: None,
             server_ep,
             server: BTreeMap::new(),
-            stream: None,
-            written: 0,
-            write_done: false,
-            refill_at: None,
-            read: 0,
-            recv: BTreeMap::new(),
+            sender: Sender::default(),
+            receiver: Receiver::default(),
             delivered: 0,
             started: false,
             stopped: false,
             completed_at: None,
+            fin_at: None,
+            lost: [None, None],
             slots,
             attributed: 0,
             drops,
@@ -305,12 +468,47 @@ impl Flow {
             return;
         }
         self.stopped = true;
-        if let (Some((_, conn)), Some(id)) = (self.client.as_mut(), self.stream) {
-            if !self.write_done {
+        let download = self.setup.download;
+        let conn = if download {
+            self.server.values_mut().next().map(|c| &mut **c)
+        } else {
+            self.client.as_mut().map(|(_, c)| c)
+        };
+        if let (Some(conn), Some(id)) = (conn, self.sender.stream) {
+            if !self.sender.done {
                 let _ = conn.reset(id, VarInt::from_u32(0));
             }
         }
-        self.write_done = true;
+        self.sender.done = true;
+    }
+
+    /// The sending end's connection: the client's for an upload, the server's for a download.
+    fn sender_conn(&self) -> Option<&Connection> {
+        if self.setup.download {
+            self.server.values().next().map(|c| &**c)
+        } else {
+            self.client.as_ref().map(|(_, c)| c)
+        }
+    }
+
+    /// Whether the data travels towards the server (an upload).
+    pub fn data_to_server(&self) -> bool {
+        !self.setup.download
+    }
+
+    /// The length of the data stream as the receiver read it up to its FIN (`None`: no FIN yet).
+    pub fn fin_at(&self) -> Option<u64> {
+        self.fin_at
+    }
+
+    /// The client connection, if started (tests and diagnostics).
+    pub fn client_connection(&self) -> Option<&Connection> {
+        self.client.as_ref().map(|(_, c)| c)
+    }
+
+    /// The server's connection, once it accepted one (tests and diagnostics).
+    pub fn server_connection(&self) -> Option<&Connection> {
+        self.server.values().next().map(|c| &**c)
     }
 
     /// Whether the flow is sending or receiving (started, not stopped, not completed).
@@ -328,9 +526,9 @@ impl Flow {
         self.delivered
     }
 
-    /// Packets the client declared lost (each is retransmitted if it carried data).
+    /// Packets the sender declared lost (each is retransmitted if it carried data).
     pub fn lost_packets(&self) -> u64 {
-        self.client.as_ref().map_or(0, |(_, c)| c.stats().packets_lost)
+        self.sender_conn().map_or(0, |c| c.stats().packets_lost)
     }
 
     /// A datagram arrived for this flow.
@@ -363,7 +561,7 @@ impl Flow {
                 }
             }
             Some(DatagramEvent::NewConnection(h, c)) => {
-                conns.insert(h, *c);
+                conns.insert(h, c);
             }
             // Stateless responses (version negotiation, resets) never occur between our own endpoints.
             Some(DatagramEvent::Response(..)) | None => {}
@@ -373,7 +571,7 @@ impl Flow {
     /// The earliest timer of the flow's connections.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let client = self.client.as_ref().and_then(|(_, c)| c.poll_timeout());
-        let server = self.server.values().filter_map(Connection::poll_timeout).min();
+        let server = self.server.values().filter_map(|c| c.poll_timeout()).min();
         match (client, server) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -403,11 +601,11 @@ impl Flow {
         out: &mut Vec<Outgoing>,
         pool: &mut Vec<Vec<u8>>,
     ) -> Result<(), EngineError> {
-        self.client_app(sim_now, now);
+        self.client_app(sim_now, now)?;
         self.server_app(sim_now, now)?;
         // Writes and reads may have produced events (and vice versa): one more client pass fills the send
         // buffer freed by acknowledgements processed above.
-        self.client_app(sim_now, now);
+        self.client_app(sim_now, now)?;
         let (Some(client), Some(server)) = (self.setup.client(), self.setup.server()) else {
             return Ok(());
         };
@@ -420,35 +618,121 @@ impl Flow {
         Ok(())
     }
 
-    /// The network dropped one of the client's datagrams on scenario path `path`.
+    /// The network dropped one of the sender's datagrams on scenario path `path`.
     pub fn note_drop(&mut self, path: usize) {
         if let Some(d) = self.drops.get_mut(path) {
             *d = d.saturating_add(1);
         }
     }
 
-    /// Opens the paths that are due and allowed (multipath flows; see [`super::paths`]).
+    /// Opens the paths that are due and allowed (multipath flows; see [`super::paths`]), or migrates to
+    /// them (`migrate`).
     fn open_paths(&mut self, sim_now: SimTime, now: Instant) {
         let Some((_, c)) = self.client.as_mut() else {
             return;
         };
-        for (k, (slot, path)) in self.slots.iter_mut().zip(&self.setup.paths).enumerate() {
+        for k in 0..self.slots.len() {
+            let (Some(slot), Some(path)) = (self.slots.get(k), self.setup.paths.get(k)) else {
+                continue;
+            };
             if slot.state != PathState::Pending || path.start > sim_now {
                 continue;
             }
-            match c.open_path(now, Some(path.client), path.server, PathStatus::Available) {
-                Ok(id) => {
-                    slot.state = PathState::Open(id);
-                    slot.last_progress = sim_now;
-                    slot.last_rx = 0;
-                    slot.opened = slot.opened.saturating_add(1);
-                    self.rx_seen.insert(id, (k, 0));
+            if path.stop.is_some_and(|t| t <= sim_now) {
+                if let Some(slot) = self.slots.get_mut(k) {
+                    slot.state = PathState::Closed;
                 }
-                // Not yet possible (handshake not confirmed, no connection IDs for the next path ID, path-ID
-                // limit): retried on a later step.
-                Err(_) => return,
+                continue;
+            }
+            let opened = if path.migrate {
+                match c.migrate(now, path.client) {
+                    Ok(()) => Ok(PathId(0)),
+                    // Not yet possible (handshake not confirmed, no spare connection ID): retried later.
+                    Err(MigrateError::HandshakeNotConfirmed | MigrateError::NoConnectionId) => return,
+                    Err(MigrateError::NotClient | MigrateError::Disabled | MigrateError::Closed) => Err(()),
+                }
+            } else {
+                match c.open_path(now, Some(path.client), path.server, PathStatus::Available) {
+                    Ok(id) => Ok(id),
+                    // Not yet possible (handshake not confirmed, no connection IDs for the next path ID,
+                    // path-ID limit): retried on a later step.
+                    Err(_) => return,
+                }
+            };
+            let Ok(id) = opened else {
+                if let Some(slot) = self.slots.get_mut(k) {
+                    slot.state = PathState::Closed;
+                }
+                continue;
+            };
+            if path.migrate {
+                // The first path moved here: the slot that carried it is done.
+                for other in &mut self.slots {
+                    if other.state == PathState::Open(id) {
+                        other.state = PathState::Closed;
+                    }
+                }
+            }
+            if let Some(slot) = self.slots.get_mut(k) {
+                slot.state = PathState::Open(id);
+                slot.last_progress = sim_now;
+                slot.last_rx = 0;
+                slot.opened = slot.opened.saturating_add(1);
+            }
+            let seen = self.rx_seen.get(&id).map_or(0, |&(_, seen)| seen);
+            self.rx_seen.insert(id, (k, seen));
+        }
+    }
+
+    /// Closes the paths whose `stop` has come (see the module documentation): an open one with
+    /// `Connection::close_path` (kept, and retried by the next call, until another path is validated at both ends), a
+    /// pending or failed one by never opening it again.
+    pub fn close_due_paths(&mut self, sim_now: SimTime, now: Instant) {
+        let Some((_, c)) = self.client.as_mut() else {
+            return;
+        };
+        if c.is_closed() {
+            return;
+        }
+        let server = self.server.values().next().map(|c| &**c);
+        for (slot, path) in self.slots.iter_mut().zip(&self.setup.paths) {
+            if path.stop.is_none_or(|t| t > sim_now) {
+                continue;
+            }
+            match slot.state {
+                PathState::Closed => {}
+                PathState::Pending | PathState::Failed { .. } => slot.state = PathState::Closed,
+                // Kept until another path is validated (retried at the next check).
+                PathState::Open(id) if !other_validated(c, server, id) => {}
+                PathState::Open(id) => match c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH) {
+                    Ok(()) => {
+                        slot.state = PathState::Closed;
+                        slot.closed = slot.closed.saturating_add(1);
+                    }
+                    Err(ClosePathError::LastPath) => {}
+                    Err(ClosePathError::UnknownPath | ClosePathError::NotNegotiated) => {
+                        slot.state = PathState::Closed;
+                    }
+                },
             }
         }
+    }
+
+    /// Closes scenario path `k` now with `Connection::close_path`, as an application would, without the
+    /// engine's check that another path is validated at both ends (tests of the core's own checks);
+    /// `None` if the path is not open.
+    pub fn close_path_now(&mut self, now: Instant, k: usize) -> Option<Result<(), ClosePathError>> {
+        let (_, c) = self.client.as_mut()?;
+        let slot = self.slots.get_mut(k)?;
+        let PathState::Open(id) = slot.state else {
+            return None;
+        };
+        let result = c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH);
+        if result.is_ok() {
+            slot.state = PathState::Closed;
+            slot.closed = slot.closed.saturating_add(1);
+        }
+        Some(result)
     }
 
     /// The client's connection marked `id` abandoned.
@@ -468,6 +752,7 @@ impl Flow {
     /// scenario path `k`).
     pub fn check_paths(&mut self, sim_now: SimTime, now: Instant, links_up: impl Fn(usize) -> bool) {
         self.attribute(false);
+        self.close_due_paths(sim_now, now);
         let ptos = self.setup.policy.abandon_ptos;
         if !self.setup.is_multipath() || ptos == 0 {
             return;
@@ -478,9 +763,10 @@ impl Flow {
         if c.is_closed() {
             return;
         }
+        let server = self.server.values().next().map(|c| &**c);
         for (k, slot) in self.slots.iter_mut().enumerate() {
             match slot.state {
-                PathState::Pending => {}
+                PathState::Pending | PathState::Closed => {}
                 PathState::Open(id) => {
                     let Some(stats) = c.path_stats(id) else {
                         slot.state = PathState::Failed {
@@ -496,7 +782,7 @@ impl Flow {
                         continue;
                     }
                     let stalled = sim_now.saturating_duration_since(slot.last_progress);
-                    if stalled < give_up_after(&stats, ptos) {
+                    if stalled < give_up_after(&stats, ptos) || !other_validated(c, server, id) {
                         continue;
                     }
                     match c.close_path(now, id, PathAbandon::APPLICATION_ABANDON_PATH) {
@@ -528,7 +814,7 @@ impl Flow {
         self.open_paths(sim_now, now);
     }
 
-    /// Attributes the bytes delivered since the last call to paths, in proportion to what the server
+    /// Attributes the bytes delivered since the last call to paths, in proportion to what the receiver
     /// received on each (see [`super::paths`]); with `last`, bytes that cannot be attributed that way go by
     /// each path's total.
     pub fn attribute(&mut self, last: bool) {
@@ -543,13 +829,19 @@ impl Flow {
             self.attributed = self.delivered;
             return;
         }
-        let Some(server) = self.server.values().next() else {
+        // The receiver's connection, borrowed field by field so that `rx_seen` can be updated meanwhile.
+        let receiver = if self.setup.download {
+            self.client.as_ref().map(|(_, c)| c)
+        } else {
+            self.server.values().next().map(|c| &**c)
+        };
+        let Some(receiver) = receiver else {
             return;
         };
         let mut weights = vec![0u64; self.slots.len()];
         let mut totals = vec![0u64; self.slots.len()];
         for (id, (k, seen)) in &mut self.rx_seen {
-            let Some(rx) = server.path_stats(*id).map(|s| s.bytes_received) else {
+            let Some(rx) = receiver.path_stats(*id).map(|s| s.bytes_received) else {
                 continue;
             };
             if let Some(w) = weights.get_mut(*k) {
@@ -581,7 +873,7 @@ impl Flow {
         self.slots.iter().map(|s| s.delivered).collect()
     }
 
-    /// Packets the client declared lost, per scenario path: exact for a single-path flow, split in
+    /// Packets the sender declared lost, per scenario path: exact for a single-path flow, split in
     /// proportion to the network's drops on each path for a multipath flow (see [`super::paths`]).
     pub fn path_retransmissions(&self) -> Vec<u64> {
         let lost = self.lost_packets();
@@ -599,9 +891,25 @@ impl Flow {
         self.slots.iter().map(|s| (s.opened, s.abandoned)).collect()
     }
 
-    fn client_app(&mut self, sim_now: SimTime, now: Instant) {
+    /// Why the client's (`[0]`) and the server's (`[1]`) connection closed, if one did (diagnostics).
+    pub fn connection_errors(&self) -> &[Option<String>; 2] {
+        &self.lost
+    }
+
+    /// The state of each scenario path (diagnostics).
+    pub fn path_states(&self) -> Vec<PathState> {
+        self.slots.iter().map(|s| s.state).collect()
+    }
+
+    /// Times each scenario path was closed by the client at its `stop` (0 or 1).
+    pub fn path_closes(&self) -> Vec<u32> {
+        self.slots.iter().map(|s| s.closed).collect()
+    }
+
+    fn client_app(&mut self, sim_now: SimTime, now: Instant) -> Result<(), EngineError> {
+        let download = self.setup.download;
         let Some((h, c)) = self.client.as_mut() else {
-            return;
+            return Ok(());
         };
         let mut established = !c.is_handshaking();
         let mut abandoned = Vec::new();
@@ -609,6 +917,10 @@ impl Flow {
             match e {
                 Event::HandshakeCompleted => established = true,
                 Event::PathAbandoned { path } => abandoned.push(path),
+                Event::ConnectionLost(err) => self.lost[0] = Some(err.to_string()),
+                Event::Stream(StreamEvent::Opened { dir }) if download => {
+                    accept_streams(c, dir, &mut self.receiver);
+                }
                 _ => {}
             }
         }
@@ -622,112 +934,72 @@ impl Flow {
         if established && !closed && self.setup.is_multipath() && self.completed_at.is_none() {
             self.open_paths(sim_now, now);
         }
+        if download {
+            return self.client_receive(sim_now, now);
+        }
         let Some((_, c)) = self.client.as_mut() else {
-            return;
+            return Ok(());
         };
-        if !established || self.write_done || closed {
-            return;
+        if established && !closed {
+            send(c, &mut self.sender, self.receiver.read, self.setup.bytes);
         }
-        let id = match self.stream {
-            Some(id) => id,
-            None => match c.open_uni() {
-                Some(id) => {
-                    self.stream = Some(id);
-                    id
-                }
-                None => return,
-            },
+        Ok(())
+    }
+
+    /// The client's receive pass of a download.
+    fn client_receive(&mut self, sim_now: SimTime, now: Instant) -> Result<(), EngineError> {
+        let Some((_, c)) = self.client.as_mut() else {
+            return Ok(());
         };
-        if let Some(at) = self.refill_at {
-            if self.read < at {
-                return;
-            }
-            self.refill_at = None;
+        let got = receive(c, now, &mut self.receiver, self.setup.index)?;
+        self.on_received(sim_now, &got);
+        Ok(())
+    }
+
+    /// Accounting of a receive pass: delivered bytes while active, completion at the FIN of a sized flow.
+    fn on_received(&mut self, sim_now: SimTime, got: &Received) {
+        let active = !self.stopped && self.completed_at.is_none();
+        if active {
+            self.delivered = self.delivered.saturating_add(got.bytes);
         }
-        loop {
-            let want = match self.setup.bytes {
-                Some(total) => total.saturating_sub(self.written),
-                None => CHUNK as u64,
-            };
-            if want == 0 {
-                let _ = c.finish(id);
-                self.write_done = true;
-                return;
-            }
-            let len = usize::try_from(want).unwrap_or(CHUNK).min(CHUNK);
-            match c.write(id, pattern_at(self.written, len)) {
-                Ok(n) => {
-                    self.written = self.written.saturating_add(n as u64);
-                    if n < len {
-                        self.refill_at = Some(refill_mark(self.read, self.written));
-                        return;
-                    }
-                }
-                Err(WriteError::Blocked) => {
-                    self.refill_at = Some(refill_mark(self.read, self.written));
-                    return;
-                }
-                Err(WriteError::Stopped(_) | WriteError::ClosedStream) => {
-                    self.write_done = true;
-                    return;
-                }
+        if let Some(len) = got.fin_at {
+            self.fin_at = Some(len);
+            if active && self.setup.bytes.is_some() {
+                self.completed_at = Some(sim_now);
             }
         }
     }
 
     fn server_app(&mut self, sim_now: SimTime, now: Instant) -> Result<(), EngineError> {
+        let download = self.setup.download;
+        let mut first = true;
+        let mut total = Received::default();
         for (h, c) in &mut self.server {
             while let Some(e) = c.poll_event() {
-                if let Event::Stream(StreamEvent::Opened { dir }) = e {
-                    loop {
-                        let id = match dir {
-                            Dir::Uni => c.accept_uni(),
-                            Dir::Bi => c.accept_bi(),
-                        };
-                        let Some(id) = id else { break };
-                        self.recv.insert(id, 0);
+                match e {
+                    Event::Stream(StreamEvent::Opened { dir }) if !download => {
+                        accept_streams(c, dir, &mut self.receiver);
                     }
+                    Event::ConnectionLost(err) => self.lost[1] = Some(err.to_string()),
+                    _ => {}
                 }
             }
             while let Some(e) = c.poll_endpoint_event() {
                 self.server_ep.handle_event(*h, e);
             }
-            let mut finished = Vec::new();
-            for (id, offset) in &mut self.recv {
-                loop {
-                    match c.read(*id, READ_MAX, now) {
-                        Ok(Some(data)) => {
-                            if !matches_pattern(*offset, &data) {
-                                return Err(EngineError::Corrupted {
-                                    flow: self.setup.index,
-                                    offset: *offset,
-                                });
-                            }
-                            *offset = offset.saturating_add(data.len() as u64);
-                            self.read = self.read.saturating_add(data.len() as u64);
-                            if !self.stopped && self.completed_at.is_none() {
-                                self.delivered = self.delivered.saturating_add(data.len() as u64);
-                            }
-                        }
-                        Ok(None) => {
-                            finished.push(*id);
-                            if self.setup.bytes.is_some() && self.completed_at.is_none() && !self.stopped {
-                                self.completed_at = Some(sim_now);
-                            }
-                            break;
-                        }
-                        Err(ReadError::Blocked) => break,
-                        Err(ReadError::Reset(_) | ReadError::ClosedStream) => {
-                            finished.push(*id);
-                            break;
-                        }
-                    }
+            if download {
+                // The data goes out on the server's first connection (there is only one per flow).
+                if first && !c.is_handshaking() && !c.is_closed() {
+                    send(c, &mut self.sender, self.receiver.read, self.setup.bytes);
                 }
+            } else {
+                let got = receive(c, now, &mut self.receiver, self.setup.index)?;
+                total.bytes = total.bytes.saturating_add(got.bytes);
+                total.fin_at = got.fin_at.or(total.fin_at);
             }
-            for id in finished {
-                self.recv.remove(&id);
-            }
+            first = false;
         }
+        self.on_received(sim_now, &total);
         Ok(())
     }
 
@@ -745,8 +1017,7 @@ impl Flow {
         let PathState::Open(id) = slot.state else {
             return None;
         };
-        let (_, c) = self.client.as_ref()?;
-        let stats = c.path_stats(id)?;
+        let stats = self.sender_conn()?.path_stats(id)?;
         let mut cc = Vec::new();
         if let Some(m) = &stats.cc {
             if let Some(ssthresh) = m.ssthresh {

@@ -4,7 +4,10 @@
 //! - the [`network`] builds a [`crate::Link`] per link direction and forwards datagrams hop by hop along
 //!   their path's route;
 //! - each [`flow`] is a client mpquic endpoint and connection on its `from` host and a server endpoint on its
-//!   `to` host, with a bulk sender and a counting receiver;
+//!   `to` host, with a bulk sender and a checking receiver (upload or download);
+//! - a path with `spoof` carries a third host's address: datagrams the server sends to it follow the path's
+//!   reverse route to that host, which counts them and answers nothing ([`Engine::spoofed_traffic`], the
+//!   measure of the anti-amplification attack tests);
 //! - the [`queue`] holds timed events (datagram arrivals, flow start and stop, scheduled link events,
 //!   samples); connection timers are not queued, since they move with every packet: each flow's earliest
 //!   timer is read from its connections after every step that touched the flow, and kept until the next;
@@ -13,8 +16,9 @@
 //!
 //! # The loop
 //!
-//! At each step the engine takes the earliest of the next queued event and the earliest connection timer.
-//! At equal times timers fire first, then events in the order they were queued. After any step that
+//! At each step the engine takes the earliest of the next queued event and the earliest connection timer
+//! (kept in an ordered set, so a step costs no scan over the flows). At equal times timers fire first, flow
+//! by flow in index order, then events in the order they were queued. After any step that
 //! touched a flow, the flow's application runs and everything its connections want to send is offered to
 //! the first link of the route. The run ends at the scenario's duration.
 //!
@@ -34,7 +38,7 @@ pub mod queue;
 pub mod sampling;
 pub mod tls;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -112,6 +116,8 @@ enum Event {
     FlowStop(usize),
     /// A path of a multipath flow is due to open.
     PathStart(usize),
+    /// A path of a multipath flow is due to close.
+    PathStop(usize),
     /// The periodic path check of a multipath flow ([`paths::CHECK_INTERVAL`]).
     PathCheck(usize),
     /// Scheduled link event `k` of the scenario.
@@ -131,6 +137,34 @@ pub struct EngineStats {
     pub datagrams: u64,
     /// Datagrams whose pair of addresses matches none of their flow's paths (dropped).
     pub unroutable: u64,
+}
+
+/// A count of datagrams and their UDP payload bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Datagrams.
+    pub datagrams: u64,
+    /// UDP payload bytes (what RFC 9000 §8.1's anti-amplification limit counts).
+    pub bytes: u64,
+}
+
+impl Traffic {
+    fn add(&mut self, len: usize) {
+        self.datagrams = self.datagrams.saturating_add(1);
+        self.bytes = self.bytes.saturating_add(len as u64);
+    }
+}
+
+/// The traffic of a spoofed address (a path with `spoof`): what the flow's server got from it and what
+/// the server sent to it. The spoofed host runs no endpoint of the flow: it answers nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SpoofedTraffic {
+    /// Datagrams with the spoofed source address delivered to the server.
+    pub from: Traffic,
+    /// Datagrams the server sent to the spoofed address, counted as the server emits them.
+    pub sent_to: Traffic,
+    /// Datagrams addressed to the spoofed address that reached the spoofed host (and were dropped there).
+    pub delivered_to: Traffic,
 }
 
 /// Everything a run produces.
@@ -158,8 +192,10 @@ pub struct Engine {
     queue: EventQueue<Event>,
     network: Network,
     flows: Vec<Flow>,
-    /// Destination address → (flow, towards the server).
+    /// Destination address → (flow, towards the server). Spoofed addresses are not here.
     routes: HashMap<SocketAddr, (usize, bool)>,
+    /// Spoofed client addresses → (flow, scenario path, traffic).
+    spoofed: BTreeMap<SocketAddr, (usize, usize, SpoofedTraffic)>,
     recorder: Recorder,
     stats: EngineStats,
     out: Vec<Outgoing>,
@@ -168,6 +204,9 @@ pub struct Engine {
     /// Each flow's earliest connection timer, as of the last step that touched the flow (a sans-IO
     /// connection's timers change only through calls on it).
     timers: Vec<Option<Instant>>,
+    /// The same timers ordered by time (then flow), so that the earliest is found without a scan: a run
+    /// with a thousand flows would otherwise spend most of its time looking for it.
+    timer_order: BTreeSet<(Instant, usize)>,
 }
 
 /// Most buffers kept in the pool.
@@ -212,6 +251,8 @@ impl Engine {
         let mut queue = EventQueue::default();
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut routes = HashMap::new();
+        let mut spoofed = BTreeMap::new();
+        let tls = tls::Material::new()?;
         let policy = paths::PathPolicy {
             abandon_ptos: scenario.scenario.abandon_path_after_ptos,
         };
@@ -228,10 +269,16 @@ impl Engine {
             let port_offset = u16::try_from(f).unwrap_or(u16::MAX - 50_000);
             let start = SimTime::from_duration(spec.start);
             let mut path_setups = Vec::with_capacity(resolved.paths.len());
-            for (path, path_spec) in resolved.paths.iter().zip(&spec.paths) {
+            for (k, (path, path_spec)) in resolved.paths.iter().zip(&spec.paths).enumerate() {
                 let client = SocketAddr::new(ip(&path.local)?, 50_000u16.saturating_add(port_offset));
                 let server = SocketAddr::new(ip(&path.remote)?, 4_433u16.saturating_add(port_offset));
-                routes.insert(client, (f, false));
+                let is_spoofed = path.leaves_from.is_some();
+                if is_spoofed {
+                    // Datagrams to a spoofed address end at the spoofed host, which is not the client.
+                    spoofed.insert(client, (f, k, SpoofedTraffic::default()));
+                } else {
+                    routes.insert(client, (f, false));
+                }
                 routes.insert(server, (f, true));
                 path_setups.push(PathSetup {
                     client,
@@ -239,6 +286,9 @@ impl Engine {
                     forward: network.route(&path.forward)?,
                     reverse: network.route(&path.reverse)?,
                     start: path_spec.start.map_or(start, SimTime::from_duration).max(start),
+                    stop: path_spec.stop.map(SimTime::from_duration),
+                    migrate: path_spec.migrate,
+                    spoofed: is_spoofed,
                 });
             }
             let setup = FlowSetup {
@@ -246,12 +296,16 @@ impl Engine {
                 start,
                 stop: SimTime::from_duration(spec.stop_or(scenario.scenario.duration)),
                 bytes: spec.bytes,
+                download: spec.direction == crate::scenario::TransferDirection::Download,
                 paths: path_setups,
                 policy,
             };
             let multipath = setup.is_multipath();
-            let config = transport_config(&spec.cc, &spec.sched, setup.paths.len());
-            let (client_config, server_config) = tls::configs(&config)?;
+            // Paths reached by migration are the first path moved elsewhere: they do not count towards
+            // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
+            let opened = setup.paths.iter().filter(|p| !p.migrate).count();
+            let config = transport_config(&spec.cc, &spec.sched, opened);
+            let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));
             if multipath {
@@ -260,6 +314,12 @@ impl Engine {
                 starts.dedup();
                 for t in starts.into_iter().filter(|&t| t > setup.start) {
                     queue.push(t, Event::PathStart(f));
+                }
+                let mut stops: Vec<SimTime> = setup.paths.iter().filter_map(|p| p.stop).collect();
+                stops.sort();
+                stops.dedup();
+                for t in stops {
+                    queue.push(t, Event::PathStop(f));
                 }
             }
             flows.push(Flow::new(
@@ -296,11 +356,13 @@ impl Engine {
             network,
             flows,
             routes,
+            spoofed,
             recorder,
             stats: EngineStats::default(),
             out: Vec::new(),
             pool: Vec::new(),
             timers: vec![None; scenario_flows],
+            timer_order: BTreeSet::new(),
         })
     }
 
@@ -345,6 +407,36 @@ impl Engine {
         self.flows.get(flow).map(Flow::path_counts)
     }
 
+    /// Flow `flow` (its connections, its path bookkeeping), for tests and diagnostics.
+    pub fn flow(&self, flow: usize) -> Option<&Flow> {
+        self.flows.get(flow)
+    }
+
+    /// Has flow `flow`'s client close scenario path `path` now, bypassing the engine's own rule for
+    /// closing paths (another path validated at both ends): for tests of what the core allows. `None` if
+    /// the flow or open path does not exist; otherwise what `Connection::close_path` returned.
+    pub fn close_path_now(
+        &mut self,
+        flow: usize,
+        path: usize,
+    ) -> Result<Option<Result<(), mpquic::proto::connection::ClosePathError>>, EngineError> {
+        let now = self.clock.instant(self.now);
+        let result = self.flows.get_mut(flow).and_then(|f| f.close_path_now(now, path));
+        if result.is_some() {
+            self.service(flow)?;
+        }
+        Ok(result)
+    }
+
+    /// The traffic of the spoofed address of scenario path `path` of flow `flow` (`None` if that path
+    /// has no `spoof`).
+    pub fn spoofed_traffic(&self, flow: usize, path: usize) -> Option<SpoofedTraffic> {
+        self.spoofed
+            .values()
+            .find(|(f, p, _)| *f == flow && *p == path)
+            .map(|(_, _, t)| *t)
+    }
+
     /// The series recorded so far.
     pub fn series(&self) -> &[PathSeries] {
         self.recorder.series()
@@ -352,7 +444,7 @@ impl Engine {
 
     /// The earliest connection timer, as simulated time rounded up so that the timer has expired then.
     fn next_timer(&self) -> Option<SimTime> {
-        self.timers.iter().flatten().min().map(|&i| {
+        self.timer_order.first().map(|&(i, _)| {
             let t = self.clock.sim_time(i);
             if self.clock.instant(t) < i {
                 t.saturating_add_nanos(1)
@@ -399,17 +491,22 @@ impl Engine {
         Ok(())
     }
 
+    /// Fires the timers due now, flow by flow in index order.
     fn fire_timers(&mut self) -> Result<(), EngineError> {
         let now = self.clock.instant(self.now);
-        for f in 0..self.flows.len() {
-            let due = self.timers.get(f).copied().flatten().is_some_and(|t| t <= now);
-            if due {
-                if let Some(flow) = self.flows.get_mut(f) {
-                    flow.handle_timeouts(now);
-                }
-                self.stats.timeouts = self.stats.timeouts.saturating_add(1);
-                self.service(f)?;
+        let mut due: Vec<usize> = self
+            .timer_order
+            .iter()
+            .take_while(|&&(t, _)| t <= now)
+            .map(|&(_, f)| f)
+            .collect();
+        due.sort_unstable();
+        for f in due {
+            if let Some(flow) = self.flows.get_mut(f) {
+                flow.handle_timeouts(now);
             }
+            self.stats.timeouts = self.stats.timeouts.saturating_add(1);
+            self.service(f)?;
         }
         Ok(())
     }
@@ -433,6 +530,12 @@ impl Engine {
                 self.service(f)?;
             }
             Event::PathStart(f) => self.service(f)?,
+            Event::PathStop(f) => {
+                if let Some(flow) = self.flows.get_mut(f) {
+                    flow.close_due_paths(self.now, now);
+                }
+                self.service(f)?;
+            }
             Event::PathCheck(f) => {
                 let network = &self.network;
                 let mut active = false;
@@ -501,9 +604,18 @@ impl Engine {
         }
         // Last hop: the destination address names the flow and side.
         let Some(&(f, to_server)) = self.routes.get(&packet.dst) else {
+            if let Some((_, _, t)) = self.spoofed.get_mut(&packet.dst) {
+                // The spoofed host: it counts what reaches it and never answers.
+                t.delivered_to.add(packet.data.len());
+            }
             self.recycle(packet.data);
             return Ok(());
         };
+        if to_server && !self.spoofed.is_empty() {
+            if let Some((_, _, t)) = self.spoofed.get_mut(&packet.src) {
+                t.from.add(packet.data.len());
+            }
+        }
         let now = self.clock.instant(self.now);
         if let Some(flow) = self.flows.get_mut(f) {
             flow.handle_datagram(now, to_server, packet.src, packet.dst, &mut packet.data);
@@ -519,10 +631,10 @@ impl Engine {
         }
     }
 
-    /// A datagram was lost in the network: counted against its path if the client sent it.
+    /// A datagram was lost in the network: counted against its path if the sender sent it.
     fn dropped(&mut self, packet: Packet) {
-        if packet.to_server {
-            if let Some(flow) = self.flows.get_mut(packet.flow) {
+        if let Some(flow) = self.flows.get_mut(packet.flow) {
+            if packet.to_server == flow.data_to_server() {
                 flow.note_drop(packet.path);
             }
         }
@@ -556,10 +668,24 @@ impl Engine {
             flow.service(self.now, now, &mut out, &mut self.pool)?;
         }
         if let (Some(timer), Some(flow)) = (self.timers.get_mut(f), self.flows.get(f)) {
-            *timer = flow.poll_timeout();
+            let next = flow.poll_timeout();
+            if *timer != next {
+                if let Some(old) = *timer {
+                    self.timer_order.remove(&(old, f));
+                }
+                if let Some(t) = next {
+                    self.timer_order.insert((t, f));
+                }
+                *timer = next;
+            }
         }
         for o in out.drain(..) {
             self.stats.datagrams = self.stats.datagrams.saturating_add(1);
+            if !o.to_server && !self.spoofed.is_empty() {
+                if let Some((_, _, t)) = self.spoofed.get_mut(&o.dst) {
+                    t.sent_to.add(o.data.len());
+                }
+            }
             let first = o.path.and_then(|k| {
                 let p = self.flows.get(f)?.setup.paths.get(k)?;
                 let route = if o.to_server { &p.forward } else { &p.reverse };

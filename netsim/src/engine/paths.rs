@@ -28,13 +28,23 @@
 //! - one *PTO* is the path's current `srtt + max(4·rttvar, 1 ms) + 25 ms` (RFC 9002 §6.2.1 with the default
 //!   max_ack_delay);
 //! - the check runs every [`CHECK_INTERVAL`] of simulated time for each multipath flow;
-//! - the last live path is never abandoned (the core refuses to), and single-path flows are never touched.
+//! - a path is abandoned only while another path is validated at both ends (the core would refuse only
+//!   the last path that is not abandoned; see [`super::flow`] for why that is not enough), and
+//!   single-path flows are never touched.
 //!
 //! The core sends the abandoned path's unacknowledged data again on the others (if it has not reinjected
 //! it already). The path is **re-opened** (a new path ID, same addresses) once every link of its routes is
 //! up again and at least as long as it took to give up on it has passed: the engine stands in for a host
 //! that learns its interface is back.
 //! `abandon_ptos = 0` (scenario key `abandon_path_after_ptos`) disables the policy.
+//!
+//! # Scheduled closes and migrations
+//!
+//! A path with a `stop` is closed by the client at that time (`Connection::close_path`,
+//! APPLICATION_ABANDON_PATH) and never re-opened, once another path is validated at both ends: until then
+//! the close is retried at every check. A path with `migrate` is not opened: at its `start` the
+//! client moves the connection's first path (path ID 0) to the path's address (`Connection::migrate`), and
+//! the scenario path that carried path ID 0 so far is closed.
 //!
 //! # Attribution
 //!
@@ -84,6 +94,8 @@ pub enum PathState {
         /// How long it went without progress.
         gave_up_after: Duration,
     },
+    /// Closed for good: its `stop` came, or the client migrated away from it (or could not migrate to it).
+    Closed,
 }
 
 /// What the engine tracks about one scenario path.
@@ -101,6 +113,8 @@ pub struct PathSlot {
     pub opened: u32,
     /// Times the engine abandoned it.
     pub abandoned: u32,
+    /// Times the client closed it at its `stop` (0 or 1).
+    pub closed: u32,
 }
 
 /// Bytes the server has seen per connection path, for attribution: connection path → (scenario path,

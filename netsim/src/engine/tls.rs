@@ -37,28 +37,59 @@ pub enum TlsError {
     Rustls(#[from] rustls::Error),
 }
 
-/// Client and server configurations carrying `transport`.
+/// The TLS material of a run: the certificate and one rustls server configuration, shared by every
+/// flow's server (its session cache alone is ≈ 25 KiB, and a real server has one); each flow's client gets
+/// its own rustls configuration (see [`Material::configs`]).
+#[derive(Debug, Clone)]
+pub struct Material {
+    cert: rustls::pki_types::CertificateDer<'static>,
+    options: TlsOptions,
+    server: Arc<rustls::ServerConfig>,
+}
+
+impl Material {
+    /// Builds the certificate and the server configuration.
+    pub fn new() -> Result<Material, TlsError> {
+        let mut pkcs8 = ED25519_PKCS8_PREFIX.to_vec();
+        pkcs8.extend_from_slice(&KEY_SEED);
+        let der = PrivatePkcs8KeyDer::from(pkcs8);
+        let key_pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)?;
+        let params = rcgen::CertificateParams::new(vec![SERVER_NAME.to_owned()])?;
+        let cert = params.self_signed(&key_pair)?;
+        let cert = cert.der().clone();
+        let options = TlsOptions::with_alpn(ALPN);
+        let server = server_config(vec![cert.clone()], PrivateKeyDer::Pkcs8(der), &options)?;
+        Ok(Material {
+            cert,
+            options,
+            server,
+        })
+    }
+
+    /// Client and server configurations carrying `transport`. The client's rustls configuration is new
+    /// for every call, so that no flow resumes another flow's TLS session (which would change its
+    /// handshake); the server's is the shared one (a server only resumes sessions a client offers).
+    pub fn configs(
+        &self,
+        transport: &TransportConfig,
+    ) -> Result<(ClientConfig, Arc<ServerConfig>), TlsError> {
+        let mut roots = RootCertStore::empty();
+        roots.add(self.cert.clone())?;
+        let client = client_config(roots, &self.options)?;
+        Ok((
+            ClientConfig {
+                tls: client,
+                transport: transport.clone(),
+            },
+            Arc::new(ServerConfig {
+                tls: self.server.clone(),
+                transport: transport.clone(),
+            }),
+        ))
+    }
+}
+
+/// Client and server configurations carrying `transport`, from fresh [`Material`].
 pub fn configs(transport: &TransportConfig) -> Result<(ClientConfig, Arc<ServerConfig>), TlsError> {
-    let mut pkcs8 = ED25519_PKCS8_PREFIX.to_vec();
-    pkcs8.extend_from_slice(&KEY_SEED);
-    let der = PrivatePkcs8KeyDer::from(pkcs8);
-    let key_pair = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)?;
-    let params = rcgen::CertificateParams::new(vec![SERVER_NAME.to_owned()])?;
-    let cert = params.self_signed(&key_pair)?;
-    let cert_der = cert.der().clone();
-    let options = TlsOptions::with_alpn(ALPN);
-    let mut roots = RootCertStore::empty();
-    roots.add(cert_der.clone())?;
-    let server = server_config(vec![cert_der], PrivateKeyDer::Pkcs8(der), &options)?;
-    let client = client_config(roots, &options)?;
-    Ok((
-        ClientConfig {
-            tls: client,
-            transport: transport.clone(),
-        },
-        Arc::new(ServerConfig {
-            tls: server,
-            transport: transport.clone(),
-        }),
-    ))
+    Material::new()?.configs(transport)
 }

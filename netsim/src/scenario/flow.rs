@@ -12,15 +12,25 @@
 //! bytes = 100_000_000     # optional: stop once this many bytes are delivered
 //! cc = "olia"             # congestion controller, by registry name (mpquic-cc), parameters allowed
 //! sched = "minrtt"        # scheduler, by registry name (mpquic-sched); default "minrtt"
+//! direction = "upload"   # who sends the data: "upload" (the client, default) or "download" (the server)
 //! paths = [
 //!   { route = ["wifi", "core"] },
-//!   { route = ["lte", "core"], reverse = ["core", "lte"], start = "5s" },
+//!   { route = ["lte", "core"], reverse = ["core", "lte"], start = "5s", stop = "20s" },
 //! ]
 //! ```
 //!
 //! A flow with one path is a single-path flow: the studies' "TCP" competitors and cross traffic. Each path is
 //! the sequence of links its packets cross from `from` to `to`; its acknowledgements cross `reverse`, which
 //! defaults to the same links in the opposite order and direction.
+//!
+//! Two path keys exist for attack and churn tests:
+//! - `spoof = "victim.eth0"`: the client claims that interface's address on the path (a forged source
+//!   address): its datagrams leave from the interface `route` starts at but carry the spoofed address, and
+//!   what the server sends back follows `reverse` (then required) to the spoofed host, which runs no endpoint
+//!   of the flow and never answers;
+//! - `migrate = true` (a path after the first): at its `start` the client moves the connection's first path
+//!   to this path's address (RFC 9000 §9.2 active migration) instead of opening a new path; the path must
+//!   reach the same server interface as the first.
 
 use std::time::Duration;
 
@@ -33,6 +43,24 @@ pub enum FlowKind {
     /// As much as the controller allows, from `start` until `stop` or until `bytes` are delivered.
     #[default]
     Bulk,
+}
+
+/// Which end of a flow sends the data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransferDirection {
+    /// The client (`from`) sends, the server (`to`) receives.
+    #[default]
+    Upload,
+    /// The server (`to`) sends, the client (`from`) receives.
+    Download,
+}
+
+impl TransferDirection {
+    /// Whether the default (upload), for `skip_serializing_if`.
+    pub fn is_upload(&self) -> bool {
+        *self == TransferDirection::Upload
+    }
 }
 
 /// A flow, one entry of the `flows` array.
@@ -66,6 +94,9 @@ pub struct FlowSpec {
     /// Scheduler specification (default `"minrtt"`).
     #[serde(default = "default_sched")]
     pub sched: String,
+    /// Which end sends the data (default: the client, `upload`).
+    #[serde(default, skip_serializing_if = "TransferDirection::is_upload")]
+    pub direction: TransferDirection,
     /// The paths, at least one; the first is the one the connection starts on.
     pub paths: Vec<PathSpec>,
 }
@@ -91,6 +122,23 @@ pub struct PathSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub start: Option<Duration>,
+    /// When the client closes the path (PATH_ABANDON; it is not re-opened). Multipath flows only; the
+    /// engine closes a path only while another one is validated at both ends, so the close may wait.
+    #[serde(
+        default,
+        with = "crate::units::option_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub stop: Option<Duration>,
+    /// A host interface (`"host.interface"`, or `"host"` with one interface) whose address the client
+    /// claims on this path: a spoofed source (see the module documentation). Needs an explicit `reverse`
+    /// from the server to that interface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spoof: Option<String>,
+    /// The client migrates the connection's first path here at `start` instead of opening a new path
+    /// (see the module documentation).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub migrate: bool,
 }
 
 impl FlowSpec {

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ScenarioError;
 pub use event::{EventAction, EventDirection, EventSpec};
-pub use flow::{FlowKind, FlowSpec, PathSpec};
+pub use flow::{FlowKind, FlowSpec, PathSpec, TransferDirection};
 pub use link::{Direction, LinkOverride, LinkSpec};
 pub use node::{InterfaceSpec, NodeSpec};
 pub use sweep::{SweepRun, SweepSpec};
@@ -332,21 +332,63 @@ impl Scenario {
             }
             let stop = flow.stop_or(duration);
             for (p, path) in flow.paths.iter().enumerate() {
-                let Some(start) = path.start else { continue };
-                let ok = if p == 0 {
-                    start == flow.start
-                } else {
-                    start >= flow.start && start < stop
-                };
-                if !ok {
+                let pfield = format!("{field}.paths[{p}]");
+                if let Some(start) = path.start {
+                    let ok = if p == 0 {
+                        start == flow.start
+                    } else {
+                        start >= flow.start && start < stop
+                    };
+                    if !ok {
+                        return Err(ScenarioError::invalid(
+                            format!("{pfield}.start"),
+                            format!(
+                                "{} is out of range: the first path starts with the flow ({}), the others \
+                                 between the flow's start and stop",
+                                crate::units::format_duration(start),
+                                crate::units::format_duration(flow.start)
+                            ),
+                        ));
+                    }
+                }
+                let opens = path.start.unwrap_or(flow.start).max(flow.start);
+                if let Some(path_stop) = path.stop {
+                    if !flow.is_multipath() {
+                        return Err(ScenarioError::invalid(
+                            format!("{pfield}.stop"),
+                            "only for a flow with several paths (a single path is the connection)",
+                        ));
+                    }
+                    if path.migrate {
+                        return Err(ScenarioError::invalid(
+                            format!("{pfield}.stop"),
+                            "not with `migrate` (the migrated path is the connection's first path)",
+                        ));
+                    }
+                    if path_stop <= opens || path_stop > stop {
+                        return Err(ScenarioError::invalid(
+                            format!("{pfield}.stop"),
+                            format!(
+                                "{} is out of range: expected after the path's start ({}) and ≤ the flow's stop \
+                                 ({})",
+                                crate::units::format_duration(path_stop),
+                                crate::units::format_duration(opens),
+                                crate::units::format_duration(stop)
+                            ),
+                        ));
+                    }
+                }
+                if path.migrate && p == 0 {
                     return Err(ScenarioError::invalid(
-                        format!("{field}.paths[{p}].start"),
-                        format!(
-                            "{} is out of range: the first path starts with the flow ({}), the others between \
-                             the flow's start and stop",
-                            crate::units::format_duration(start),
-                            crate::units::format_duration(flow.start)
-                        ),
+                        format!("{pfield}.migrate"),
+                        "the first path is the one the connection starts on; `migrate` is for a later path",
+                    ));
+                }
+                if path.spoof.is_some() && path.reverse.is_none() {
+                    return Err(ScenarioError::invalid(
+                        format!("{pfield}.reverse"),
+                        "missing: a path with `spoof` needs a `reverse` route from the server to the spoofed \
+                         interface",
                     ));
                 }
             }

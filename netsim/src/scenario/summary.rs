@@ -103,7 +103,10 @@ impl Scenario {
         let _ = writeln!(out, "flows:");
         for (flow, resolved) in self.flows.iter().zip(&topology.flows) {
             let stop = format_duration(flow.stop_or(meta.duration));
-            let bytes = flow.bytes.map(|b| format!(", {b} bytes")).unwrap_or_default();
+            let mut bytes = flow.bytes.map(|b| format!(", {b} bytes")).unwrap_or_default();
+            if flow.direction == super::flow::TransferDirection::Download {
+                bytes.push_str(", download");
+            }
             let _ = writeln!(
                 out,
                 "  {}: {} -> {}, cc {}, sched {}, {}..{stop}{bytes}",
@@ -116,12 +119,22 @@ impl Scenario {
             );
             for (p, path) in resolved.paths.iter().enumerate() {
                 let hops: Vec<String> = path.forward.iter().map(ToString::to_string).collect();
-                let opens = flow
-                    .paths
-                    .get(p)
+                let spec = flow.paths.get(p);
+                let verb = if spec.is_some_and(|s| s.migrate) {
+                    "migrates"
+                } else {
+                    "opens"
+                };
+                let mut opens = spec
                     .and_then(|s| s.start)
-                    .map(|t| format!(", opens at {}", format_duration(t)))
+                    .map(|t| format!(", {verb} at {}", format_duration(t)))
                     .unwrap_or_default();
+                if let Some(t) = spec.and_then(|s| s.stop) {
+                    opens.push_str(&format!(", closes at {}", format_duration(t)));
+                }
+                if let Some(origin) = &path.leaves_from {
+                    opens.push_str(&format!(", spoofed: leaves from {origin}"));
+                }
                 let _ = writeln!(
                     out,
                     "    path {p}: {} -> {} via {} (capacity {}{opens})",

@@ -11,7 +11,12 @@
 //! - an explicit `reverse` route is a chain from `to` back to `from` that leaves from the interface the
 //!   forward route arrived at and arrives at the interface it left from (a QUIC path is one pair of
 //!   addresses);
-//! - two paths of a flow do not use the same pair of interfaces.
+//! - two paths of a flow do not use the same pair of interfaces;
+//! - a path with `spoof` claims the address of an interface of a third host (neither `from` nor `to`): its
+//!   `route` still leaves from the flow's `from` host, its (required) `reverse` leads from the interface the
+//!   route arrived at to the spoofed interface, and that interface is the path's `local` end;
+//! - a path with `migrate` reaches the same server interface as the first path (a migration changes only the
+//!   client's address).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -62,8 +67,12 @@ impl std::fmt::Display for Hop {
 /// A path with its routes resolved.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ResolvedPath {
-    /// The sender's interface (the path's local address).
+    /// The client's interface on the path, whose address its datagrams carry (with `spoof`: the spoofed
+    /// interface of another host).
     pub local: Endpoint,
+    /// With `spoof`: the client's own interface, where `forward` starts (`None`: `local`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves_from: Option<Endpoint>,
     /// The receiver's interface (the path's remote address).
     pub remote: Endpoint,
     /// Links crossed by data, from sender to receiver.
@@ -138,13 +147,20 @@ impl Topology {
             let mut paths: Vec<ResolvedPath> = Vec::with_capacity(flow.paths.len());
             for (p, path) in flow.paths.iter().enumerate() {
                 let field = format!("flows[{f}].paths[{p}]");
-                let (local, forward, remote) = topology.chain(
+                let (origin, forward, remote) = topology.chain(
                     nodes,
                     &path.route,
                     &flow.from,
                     &flow.to,
                     &format!("{field}.route"),
                 )?;
+                let (local, leaves_from) = match &path.spoof {
+                    None => (origin, None),
+                    Some(text) => (
+                        spoofed(nodes, flow, text, &format!("{field}.spoof"))?,
+                        Some(origin),
+                    ),
+                };
                 let reverse = match &path.reverse {
                     None => forward
                         .iter()
@@ -157,7 +173,7 @@ impl Topology {
                     Some(route) => {
                         let rfield = format!("{field}.reverse");
                         let (start, hops, end) =
-                            topology.chain(nodes, route, &flow.to, &flow.from, &rfield)?;
+                            topology.chain(nodes, route, &flow.to, &local.node, &rfield)?;
                         if start != remote || end != local {
                             return Err(ScenarioError::invalid(
                                 rfield,
@@ -179,6 +195,16 @@ impl Topology {
                         ),
                     ));
                 }
+                if path.migrate && paths.first().is_some_and(|first| first.remote != remote) {
+                    return Err(ScenarioError::invalid(
+                        format!("{field}.route"),
+                        format!(
+                            "arrives at \"{remote}\" but the first path at \"{}\"; a path the client migrates \
+                             to must reach the same server interface",
+                            paths.first().map(|p| p.remote.to_string()).unwrap_or_default()
+                        ),
+                    ));
+                }
                 let capacity_bps = forward
                     .iter()
                     .filter_map(|h| links.get(&h.link).map(|l| l.direction(h.direction).rate_bps))
@@ -186,6 +212,7 @@ impl Topology {
                     .unwrap_or(0);
                 paths.push(ResolvedPath {
                     local,
+                    leaves_from,
                     remote,
                     forward,
                     reverse,
@@ -289,6 +316,29 @@ impl Topology {
     pub fn flow(&self, name: &str) -> Option<&ResolvedFlow> {
         self.flows.iter().find(|f| f.name == name)
     }
+}
+
+/// Resolves the interface a path spoofs (`spoof = "host.interface"`): a host interface of a third host.
+fn spoofed(
+    nodes: &BTreeMap<String, NodeSpec>,
+    flow: &FlowSpec,
+    text: &str,
+    field: &str,
+) -> Result<Endpoint, ScenarioError> {
+    let end = endpoint(nodes, text).map_err(|m| ScenarioError::invalid(field, m))?;
+    if end.interface.is_none() {
+        return Err(ScenarioError::invalid(
+            field,
+            format!("\"{end}\" is a router, which has no address to spoof"),
+        ));
+    }
+    if end.node == flow.from || end.node == flow.to {
+        return Err(ScenarioError::invalid(
+            field,
+            format!("\"{end}\" is on one of the flow's own hosts; a spoofed address belongs to a third host"),
+        ));
+    }
+    Ok(end)
 }
 
 /// Resolves an endpoint written as `host.interface`, `host` or `router`.

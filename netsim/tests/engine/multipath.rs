@@ -467,3 +467,190 @@ paths = [{ route = ["fast"] }, { route = ["slow"] }]
     );
     assert!(per_path[1] >= 8e6, "slow path: {per_path:?}");
 }
+
+/// A download (`direction = "download"`: the server sends, the client receives and checks the pattern) over
+/// the two disjoint paths, with path 0's link down for good at 1 s: every byte of the 25 MB arrives at the
+/// client, both paths carried data, and the per-path figures (the client's receive view) sum to the flow's.
+#[test]
+fn download_survives_a_path_failure_and_arrives_intact() {
+    let events = "[[events]]\nat = \"1s\"\nlink = \"p0\"\naction = \"down\"\n";
+    let mut s = disjoint(50_000_000, 50_000_000, 10, 6.0, "cubic", events);
+    s.flows[0].direction = mpquic_netsim::scenario::TransferDirection::Download;
+    let bytes = 25_000_000;
+    s.flows[0].bytes = Some(bytes);
+    let mut engine = Engine::new(s).unwrap();
+    engine.run_until(SimTime::MAX).unwrap();
+    assert_eq!(engine.flow(0).unwrap().fin_at(), Some(bytes));
+    let out = engine.finish();
+    let f = &out.result.flows[0];
+    assert_eq!(f.delivered_bytes, bytes);
+    assert_eq!(f.paths.iter().map(|p| p.delivered_bytes).sum::<u64>(), bytes);
+    assert!(
+        f.paths.iter().all(|p| p.delivered_bytes > 1_000_000),
+        "{:?}",
+        f.paths
+    );
+    // Done well before the end: ≈ 0.4 s at 100 Mbit/s, the rest at 50 Mbit/s, plus the failover.
+    assert!(f.active_s < 5.0, "active {} s", f.active_s);
+}
+
+/// A path with a `stop` is closed by the client then (PATH_ABANDON) and never re-opened, while the flow
+/// carries on over the other path; the path's series has no sample after its close.
+#[test]
+fn a_path_with_a_stop_is_closed_for_good() {
+    let mut s = disjoint(10_000_000, 10_000_000, 10, 3.0, "cubic", "");
+    s.flows[0].paths[1].stop = Some(Duration::from_secs(1));
+    let mut engine = Engine::new(s).unwrap();
+    engine.run_until(SimTime::from_millis(1500)).unwrap();
+    let at = engine.delivered(0).unwrap();
+    engine.run_until(SimTime::MAX).unwrap();
+    let flow = engine.flow(0).unwrap();
+    assert_eq!(flow.path_counts(), vec![(1, 0), (1, 0)]);
+    assert_eq!(flow.path_closes(), vec![0, 1]);
+    let client = flow.client_connection().unwrap();
+    assert!(
+        client
+            .path_stats(mpquic::cc::PathId(1))
+            .is_none_or(|p| p.bytes_in_flight == 0),
+        "path 1 still in use"
+    );
+    // From 1.5 s to 3 s path 0 alone (10 Mbit/s) carried the flow: ≈ 1.8 MB.
+    let late = engine.delivered(0).unwrap() - at;
+    assert!(
+        late > 1_500_000 && late < 2_000_000,
+        "{late} bytes after the close"
+    );
+    let out = engine.finish();
+    let last = out.series[1].samples.last().unwrap().time;
+    assert!(last <= SimTime::from_millis(1000), "path 1 sampled at {last}");
+}
+
+/// Two disjoint 10 Mbit/s links, `la` (5 ms) and `lb` (20 ms), a 5 MB transfer in `direction`, path 1
+/// opened at 1 s, and `extra` TOML (path keys for path 0, events) spliced in.
+fn late_second_path(direction: &str, path0: &str, events: &str) -> Scenario {
+    let text = format!(
+        r#"
+[scenario]
+name = "late"
+duration = "20s"
+[nodes.c]
+kind = "host"
+interfaces = [{{ name = "a" }}, {{ name = "b" }}]
+[nodes.s]
+kind = "host"
+interfaces = [{{ name = "a" }}, {{ name = "b" }}]
+[links.la]
+between = ["c.a", "s.a"]
+rate_bps = 10_000_000
+delay = "5ms"
+[links.lb]
+between = ["c.b", "s.b"]
+rate_bps = 10_000_000
+delay = "20ms"
+[[flows]]
+name = "f"
+from = "c"
+to = "s"
+cc = "cubic"
+bytes = 5_000_000
+direction = "{direction}"
+paths = [{{ route = ["la"]{path0} }}, {{ route = ["lb"], start = "1s" }}]
+{events}
+"#
+    );
+    Scenario::from_toml_str(&text).unwrap()
+}
+
+/// A path's `stop` that comes while the only other path is still being validated waits until that path
+/// is validated at both ends (the soak test's first finding: closing at once killed 4 connections of
+/// 1000 and wedged 3). Path 0 is due to close 1 ms after path 1 opens over a slower link; the close
+/// happens, the 5 MB download completes, no error.
+#[test]
+fn a_path_stop_waits_for_another_validated_path() {
+    let s = late_second_path("download", r#", stop = "1.001s""#, "");
+    let mut engine = Engine::new(s).unwrap();
+    engine.run_until(SimTime::MAX).unwrap();
+    let f = engine.flow(0).unwrap();
+    assert_eq!(f.connection_errors(), &[None, None]);
+    assert_eq!(f.fin_at(), Some(5_000_000));
+    assert_eq!(f.path_closes(), vec![1, 0]);
+}
+
+/// Core bug (soak test, 4 connections of 1000): `Connection::close_path` lets the client abandon its only
+/// validated path while the other is still unvalidated; when the PATH_ABANDON reaches the server before
+/// the new path does, the server closes the connection ("last path abandoned", draft-ietf-quic-multipath-21
+/// §3), and the transfer is lost. Expected: `close_path` refuses (`LastPath`: "the last usable path") or
+/// the connection survives. Now: `Ok(())`, then both ends closed with "last path abandoned".
+#[test]
+#[ignore = "mpquic core bug, connection/multipath.rs close_path (docs/soak.md, finding 1)"]
+fn regression_closing_the_only_validated_path_during_validation_kills_the_connection() {
+    let mut engine = Engine::new(late_second_path("download", "", "")).unwrap();
+    engine.run_until(SimTime::from_millis(1001)).unwrap();
+    let closed = engine.close_path_now(0, 0).unwrap();
+    engine.run_until(SimTime::MAX).unwrap();
+    let f = engine.flow(0).unwrap();
+    assert!(
+        closed.is_some_and(|r| r.is_err()) || f.fin_at() == Some(5_000_000),
+        "close_path: {closed:?}; connection errors {:?}; {} bytes delivered",
+        f.connection_errors(),
+        f.delivered()
+    );
+}
+
+/// Core bug (soak test, 3 connections of 1000): when the validation of an end's only remaining path
+/// fails, the path stays unvalidated for good: the client schedules no data on it and arms no timer, the
+/// connection hangs. Here the client closes path 0 right after opening path 1, whose link `lb` is down
+/// from 1 s to 6 s, so every PATH_CHALLENGE is lost until the validation timer expires. Expected: the
+/// validation is tried again (or the connection closes with an error); now the upload never completes.
+#[test]
+#[ignore = "mpquic core bug, connection/migration.rs on_validation_timeout (docs/soak.md, finding 2)"]
+fn regression_failed_validation_of_the_last_path_wedges_the_connection() {
+    let events = "[[events]]\nat = \"1s\"\nlink = \"lb\"\naction = \"down\"\n[[events]]\nat = \"6s\"\nlink = \"lb\"\naction = \"up\"\n";
+    let mut engine = Engine::new(late_second_path("upload", "", events)).unwrap();
+    engine.run_until(SimTime::from_millis(1010)).unwrap();
+    let closed = engine.close_path_now(0, 0).unwrap();
+    assert!(closed.is_some_and(|r| r.is_ok()), "{closed:?}");
+    engine.run_until(SimTime::MAX).unwrap();
+    let f = engine.flow(0).unwrap();
+    let c = f.client_connection().unwrap();
+    let paths: Vec<_> = c
+        .paths()
+        .into_iter()
+        .filter_map(|p| c.path_stats(p))
+        .map(|p| (p.path.0, p.validated, p.abandoned))
+        .collect();
+    assert!(
+        f.fin_at() == Some(5_000_000) || c.is_closed(),
+        "hangs: {} bytes delivered, client paths (id, validated, abandoned) {paths:?}, timer {:?}",
+        f.delivered(),
+        c.poll_timeout()
+    );
+}
+
+/// Core bug (soak test, one run stopped with `EngineError::Stuck`): once an end has no validated path
+/// left, its ACKs and control frames go to the control path's fallback, path 0, even when path 0 is
+/// abandoned (the server acknowledges path 1's packets on abandoned path 0, so the client never sees an
+/// ACK and retransmits PATH_ABANDON for ever, more copies of the frame in each packet) or already
+/// deleted, and then the ACK can go nowhere and its timer stays in the past: `poll_timeout` returns the
+/// same expired instant for ever (a busy loop in the runtime). Here `lb`'s client-to-server direction is
+/// down from 1.021 s to 3.021 s, so the client's PATH_RESPONSEs to the server's challenges on path 1 are
+/// lost, and the client closes path 0 at 1.045 s (it has validated path 1, the server has not). Expected:
+/// the run ends; now it stops with `Stuck` at 8.27 s.
+#[test]
+#[ignore = "mpquic core bug, connection/send.rs ack_target/control_path fallback (docs/soak.md, finding 3)"]
+fn regression_no_validated_path_left_sends_acks_nowhere_and_spins_the_timer() {
+    let events = "[[events]]\nat = \"1.021s\"\nlink = \"lb\"\naction = \"down\"\ndirection = \"forward\"\n\
+                  [[events]]\nat = \"3.021s\"\nlink = \"lb\"\naction = \"up\"\ndirection = \"forward\"\n";
+    let mut engine = Engine::new(late_second_path("download", "", events)).unwrap();
+    engine.run_until(SimTime::from_millis(1045)).unwrap();
+    let closed = engine.close_path_now(0, 0).unwrap();
+    assert!(closed.is_some_and(|r| r.is_ok()), "{closed:?}");
+    let run = engine.run_until(SimTime::MAX);
+    let f = engine.flow(0).unwrap();
+    assert!(
+        run.is_ok(),
+        "{run:?}; {} bytes delivered, connection errors {:?}",
+        f.delivered(),
+        f.connection_errors()
+    );
+}

@@ -429,3 +429,107 @@ fn set_path_walks_tables_indices_and_names() {
     assert!(set_path(&mut doc, "links..x", toml::Value::Integer(1)).is_err());
     assert!(set_path(&mut doc, "scenario.name.x", toml::Value::Integer(1)).is_err());
 }
+
+/// The keys for attacks and churn: `spoof` (a third host's interface, with an explicit `reverse` to it),
+/// `migrate` (a later path, same server interface), a path's `stop` (multipath flows, within the path's
+/// life) and the flow's `direction`.
+#[test]
+fn spoof_migrate_stop_and_direction_are_validated() {
+    let victim = "\n[nodes.v]\nkind = \"host\"\ninterfaces = [{ name = \"eth0\" }]\n\n[links.lv]\nbetween = [\"v.eth0\", \"r\"]\nrate_bps = 10_000_000\ndelay = \"5ms\"\n";
+    let base = format!("{BASE}{victim}");
+    let path1 = r#"{ route = ["lb", "bn"] }"#;
+    let with = |to: &str| base.replacen(path1, to, 1);
+
+    let ok = with(r#"{ route = ["lb", "bn"], reverse = ["bn", "lv"], spoof = "v" }"#);
+    let s = Scenario::from_toml_str(&ok).unwrap();
+    let t = s.topology().unwrap();
+    let p = &t.flows[1].paths[1];
+    assert_eq!(p.local.to_string(), "v.eth0");
+    assert_eq!(p.leaves_from.as_ref().unwrap().to_string(), "c.b");
+    assert!(s.summary(&t).contains("spoofed: leaves from c.b"));
+    let ok = with(r#"{ route = ["lb", "bn"], stop = "5s" }"#).replacen(
+        "cc = \"lia\"",
+        "cc = \"lia\"\ndirection = \"download\"",
+        1,
+    );
+    let s = Scenario::from_toml_str(&ok).unwrap();
+    assert_eq!(s.flows[1].paths[1].stop, Some(std::time::Duration::from_secs(5)));
+    assert!(s.summary(&s.topology().unwrap()).contains(", download"));
+    let ok = with(r#"{ route = ["lb", "bn"], migrate = true, start = "2s" }"#);
+    assert!(Scenario::from_toml_str(&ok).unwrap().flows[1].paths[1].migrate);
+
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{ route = ["lb", "bn"], spoof = "v" }"#,
+            "flows[1].paths[1].reverse",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], reverse = ["bn", "lv"], spoof = "c.a" }"#,
+            "flows[1].paths[1].spoof",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], reverse = ["bn", "lv"], spoof = "r" }"#,
+            "flows[1].paths[1].spoof",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], reverse = ["bn", "lb"], spoof = "v" }"#,
+            "flows[1].paths[1].reverse",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], stop = "0" }"#,
+            "flows[1].paths[1].stop",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], start = "3s", stop = "3s" }"#,
+            "flows[1].paths[1].stop",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], stop = "11s" }"#,
+            "flows[1].paths[1].stop",
+        ),
+        (
+            r#"{ route = ["lb", "bn"], stop = "5s", migrate = true }"#,
+            "flows[1].paths[1].stop",
+        ),
+    ];
+    for (to, field) in cases {
+        let text = with(to);
+        assert_eq!(&field_of(&text), field, "case {to}: {}", error_of(&text));
+    }
+    let first = r#"paths = [{ route = ["la", "bn"] }, { route = ["lb", "bn"] }]"#;
+    assert!(base.contains(first));
+    assert_eq!(
+        field_of(&base.replacen(
+            first,
+            r#"paths = [{ route = ["la", "bn"], migrate = true }, { route = ["lb", "bn"] }]"#,
+            1
+        )),
+        "flows[1].paths[0].migrate"
+    );
+    assert_eq!(
+        field_of(&base.replacen(
+            r#"paths = [{ route = ["la", "bn"] }]"#,
+            r#"paths = [{ route = ["la", "bn"], stop = "5s" }]"#,
+            1
+        )),
+        "flows[0].paths[0].stop"
+    );
+    assert_eq!(
+        field_of(&base.replacen("cc = \"lia\"", "cc = \"lia\"\ndirection = \"sideways\"", 1)),
+        "flows[1].direction"
+    );
+    // A path the client migrates to must reach the first path's server interface.
+    let two = base
+        .replacen(
+            r#"interfaces = [{ name = "eth0" }]"#,
+            r#"interfaces = [{ name = "eth0" }, { name = "eth1" }]"#,
+            1,
+        )
+        .replacen(r#"between = ["r", "s"]"#, r#"between = ["r", "s.eth0"]"#, 1)
+        + "\n[links.bn2]\nbetween = [\"r\", \"s.eth1\"]\nrate_bps = 10_000_000\ndelay = \"5ms\"\n";
+    assert!(Scenario::from_toml_str(&two).is_ok(), "{}", error_of(&two));
+    assert_eq!(
+        field_of(&two.replacen(path1, r#"{ route = ["lb", "bn2"], migrate = true }"#, 1)),
+        "flows[1].paths[1].route"
+    );
+}
