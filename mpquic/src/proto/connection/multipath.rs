@@ -214,8 +214,9 @@ pub enum ClosePathError {
     /// No such path, or it is already abandoned.
     #[error("unknown or abandoned path")]
     UnknownPath,
-    /// The last usable path cannot be abandoned (close the connection instead).
-    #[error("the last path cannot be abandoned")]
+    /// No other path is validated and not abandoned: this one cannot be abandoned yet (close the connection
+    /// instead, or wait until another path is validated).
+    #[error("the last validated path cannot be abandoned")]
     LastPath,
 }
 
@@ -236,7 +237,14 @@ impl Connection {
         if self.paths.get(&path).is_none_or(|p| p.abandoned_at.is_some()) {
             return Err(ClosePathError::UnknownPath);
         }
-        if self.live_paths().all(|p| p == path) {
+        // Another path must be able to carry the connection: abandoning the only validated path while the
+        // others are still being validated would leave nothing to send on (and the peer, if our PATH_ABANDON
+        // reaches it first, closes the connection: draft-ietf-quic-multipath-21 §3).
+        if !self
+            .paths
+            .values()
+            .any(|p| p.id != path && p.abandoned_at.is_none() && p.validated)
+        {
             return Err(ClosePathError::LastPath);
         }
         self.abandon_path(now, path, Some(error_code));
@@ -324,6 +332,10 @@ impl Connection {
                 id,
                 Some(crate::proto::frame::PathAbandon::PATH_UNSTABLE_OR_POOR),
             );
+        } else {
+            // The last path: there is nothing to fall back to, so validate it again (a link that was down may
+            // be back); the idle timeout ends the connection if the path never answers (RFC 9000 §10.1).
+            self.start_path_validation(now, id);
         }
     }
 

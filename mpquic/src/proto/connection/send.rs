@@ -975,11 +975,16 @@ impl Connection {
         let usable = |p: &&super::paths::Path| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0));
         // A path that looks failed (consecutive PTOs while another works) carries no connection-level frames:
         // a MAX_DATA stuck on a dead handshake path would stall every path.
+        // Without a validated path (the last validated one was abandoned while another is still being
+        // validated), any live path: ACKs and control frames on an unvalidated path stay within the 3×
+        // anti-amplification limit (RFC 9000 §8.1), whereas an abandoned or deleted path 0 would take them
+        // nowhere, and the ACK timer would stay expired for ever.
         self.paths
             .values()
             .filter(usable)
             .find(|p| !self.path_suspect(p.id))
             .or_else(|| self.paths.values().find(usable))
+            .or_else(|| self.paths.values().find(|p| p.abandoned_at.is_none()))
             .map_or(PathId(0), |p| p.id)
     }
 
