@@ -313,8 +313,13 @@ fn the_handshake_path_dying_without_notice_does_not_stall_the_transfer() {
 fn server_packets_on_slow_path(policy: crate::proto::connection::AckPathPolicy, seed: u64) -> u64 {
     let transport = TransportConfig {
         ack_path: policy,
-        // Round-robin keeps data on the slow path too.
+        // Round-robin keeps data on the slow path too, and a 1 MiB send buffer paces the application
+        // (with all 3 MB written at once, the fast path's window outgrows the slow path's share).
         scheduler: "roundrobin".to_owned(),
+        streams: crate::proto::streams::StreamsConfig {
+            send_buffer: 1 << 20,
+            ..Default::default()
+        },
         ..mp_config()
     };
     let mut p = Pair::new(None, transport, seed);
