@@ -19,6 +19,7 @@ mod alt_path;
 mod cids;
 mod close;
 mod config;
+mod datagram_queue;
 mod early_data;
 mod ecn;
 mod events;
@@ -223,7 +224,7 @@ pub struct Connection {
     events: VecDeque<Event>,
     endpoint_events: VecDeque<EndpointEvent>,
     datagrams_in: VecDeque<Bytes>,
-    datagrams_out: VecDeque<Bytes>,
+    datagrams_out: datagram_queue::DatagramQueue,
     /// Whether the client sent its first Handshake packet (it then discards Initial keys).
     sent_handshake: bool,
     /// The peer's ack_delay_exponent.
@@ -472,7 +473,7 @@ impl Connection {
             events: VecDeque::new(),
             endpoint_events: VecDeque::new(),
             datagrams_in: VecDeque::new(),
-            datagrams_out: VecDeque::new(),
+            datagrams_out: datagram_queue::DatagramQueue::default(),
             sent_handshake: false,
             peer_ack_delay_exponent: 3,
             anti_deadlock_probe: false,
@@ -669,10 +670,7 @@ impl Connection {
         }
         // `ConnectionLimits::datagrams_out`: an application that queues faster than the path sends loses the
         // oldest datagrams, not memory.
-        if self.datagrams_out.len() >= self.config.limits.datagrams_out.max(1) {
-            self.datagrams_out.pop_front();
-        }
-        self.datagrams_out.push_back(data);
+        self.datagrams_out.push(data, self.config.limits.datagrams_out);
         Ok(())
     }
 

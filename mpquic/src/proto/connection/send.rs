@@ -330,8 +330,9 @@ impl Connection {
         let mut view = ConnView::new(&views, packet_size);
         let (retransmit, sendable) = self.streams.send_backlog();
         // ECF's `k` (sched.md §1.3): everything waiting to be packetised, this packet included.
-        let datagrams: u64 = self.datagrams_out.iter().map(|d| d.len() as u64).sum();
-        view.bytes_waiting = sendable.saturating_add(datagrams).max(packet_size);
+        view.bytes_waiting = sendable
+            .saturating_add(self.datagrams_out.bytes())
+            .max(packet_size);
         view.flow_credit = self.streams.conn_send_credit();
         // The scheduler places retransmissions too (they may go to another path than the lost packet's).
         view.retransmit_queue = retransmit;

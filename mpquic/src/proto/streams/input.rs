@@ -7,7 +7,7 @@ use super::control::PerStream;
 use super::id::{MAX_STREAM_INDEX_COUNT, StreamId, dir_index};
 use super::recv::{Received, RecvStream, flow_control_error};
 use super::send::SendStream;
-use super::{StreamEvent, Streams};
+use super::{StreamEvent, Streams, recount};
 use crate::proto::coding::VarInt;
 use crate::proto::error::{TransportError, TransportErrorCode};
 use crate::proto::frame::{Dir, FrameType, ResetStream, StopSending, Stream};
@@ -167,7 +167,7 @@ impl Streams {
         };
         let before = rs.fragments();
         let r = rs.on_data(offset, data, fin).map_err(|e| e.with_frame(ty.0))?;
-        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
+        recount(&mut self.recv_fragments, before, rs.fragments());
         // RFC 9000 §21.6 (stream fragmentation and reassembly attacks): memory beyond the flow-control window
         // is bounded by the number of fragments buffered.
         if self.recv_fragments > self.max_recv_fragments {
@@ -196,7 +196,7 @@ impl Streams {
         let r = rs
             .on_reset(frame.error_code, frame.final_size.into_inner())
             .map_err(|e| e.with_frame(ty.0))?;
-        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
+        recount(&mut self.recv_fragments, before, rs.fragments());
         self.after_recv_input(id, r, ty, "final size beyond MAX_DATA")
     }
 

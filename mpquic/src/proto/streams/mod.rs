@@ -55,6 +55,11 @@ use send::SendStream;
 /// dropped); `ConnectionLimits::remembered_stops` configures it.
 pub const DEFAULT_REMEMBERED_STOPS: usize = 1024;
 
+/// Updates the connection's count of buffered fragments after one stream's went from `before` to `now`.
+fn recount(total: &mut usize, before: usize, now: usize) {
+    *total = (*total + now).saturating_sub(before);
+}
+
 /// Received stream fragments a connection buffers at most by default, over all its streams
 /// (`ConnectionLimits::recv_fragments` configures it). RFC 9000 §21.6: a peer that sends stream data in tiny
 /// pieces with gaps between them makes the receiver commit memory out of proportion to the flow-control
@@ -467,7 +472,7 @@ impl Streams {
         rs.readable_notified = false;
         let before = rs.fragments();
         let read = rs.read(max_len);
-        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
+        recount(&mut self.recv_fragments, before, rs.fragments());
         match read {
             Ok(Some(data)) => {
                 let n = data.len() as u64;
@@ -506,7 +511,7 @@ impl Streams {
         }
         let before = rs.fragments();
         let released = rs.stop(error_code);
-        self.recv_fragments = (self.recv_fragments + rs.fragments()).saturating_sub(before);
+        recount(&mut self.recv_fragments, before, rs.fragments());
         let settled = rs.stopped_and_settled();
         self.release_conn(released, None);
         if settled {
