@@ -1,4 +1,4 @@
-//! Human-readable durations in configuration files.
+//! Human-readable durations in configuration files, and bounded integers on command lines.
 //!
 //! Scenario files (TOML) write durations as a decimal number followed by a unit: `"10ms"`, `"1.5s"`, `"250us"`,
 //! `"100ns"` (`µs` is accepted for `us`); a bare `"0"` is zero. The conversion is exact (decimal arithmetic,
@@ -63,6 +63,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         nanos = nanos.checked_add(digit * place).ok_or_else(overflow)?;
     }
     Ok(Duration::from_nanos(nanos))
+}
+
+/// Parses a decimal integer within `min..=max` (a command-line option's value); the error names the range,
+/// so that a negative number or one too large reads `expected an integer from 1 to 5000`.
+pub fn parse_int_in(text: &str, min: u64, max: u64) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| format!("expected an integer from {min} to {max}"))
 }
 
 /// Formats a duration with the largest unit that represents it exactly.
@@ -141,6 +151,19 @@ mod tests {
         assert!(parse_duration("1.2.3s").is_err());
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("99999999999999999999s").is_err());
+    }
+
+    #[test]
+    fn integers_in_a_range() {
+        assert_eq!(parse_int_in("7", 1, 10), Ok(7));
+        assert_eq!(parse_int_in(" 10 ", 1, 10), Ok(10));
+        for bad in ["0", "11", "-1", "1.5", "x", "", "99999999999999999999"] {
+            assert_eq!(
+                parse_int_in(bad, 1, 10),
+                Err("expected an integer from 1 to 10".to_owned()),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -272,3 +272,93 @@ fn soak_reports_intact_transfers_and_memory() {
     assert!(String::from_utf8(out.stdout).unwrap().contains("f49: c"));
     std::fs::remove_file(&file).unwrap();
 }
+
+/// Runs `mpquic-sim` with `args`; expects exit code `code` and one line on stderr, and returns it.
+fn one_line_error(args: &[&str], code: i32) -> String {
+    let out = sim().args(args).output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line expected: {err}"
+    );
+    err
+}
+
+#[test]
+fn validate_rejects_a_sample_interval_run_could_not_survive() {
+    let dir = std::env::temp_dir().join(format!("mpquic-sim-samples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("1ns.toml");
+    let text = std::fs::read_to_string(scenario("two_paths")).unwrap();
+    assert!(text.contains("sample_interval = \"100ms\""));
+    std::fs::write(
+        &file,
+        text.replacen("sample_interval = \"100ms\"", "sample_interval = \"1ns\"", 1),
+    )
+    .unwrap();
+    for command in ["validate", "run"] {
+        let e = one_line_error(&[command, file.to_str().unwrap()], 1);
+        assert!(
+            e.contains("scenario.sample_interval: 1ns is out of range: it gives")
+                && e.contains("samples per path"),
+            "{command}: {e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn soak_options_out_of_range_are_one_line_usage_errors() {
+    for (args, expected) in [
+        (
+            &["--connections", "0"][..],
+            "invalid value '0' for '--connections <N>': expected an integer from 1 to 5000",
+        ),
+        (
+            &["--connections", "4000000000"][..],
+            "invalid value '4000000000' for '--connections <N>'",
+        ),
+        (
+            &["--hosts", "100000"][..],
+            "invalid value '100000' for '--hosts <N>': expected an integer from 1 to 100",
+        ),
+        (
+            &["--duration", "99999999999999"][..],
+            "invalid value '99999999999999' for '--duration <SECS>': expected an integer from 1 to 86400",
+        ),
+        (&["--duration", "0"][..], "for '--duration <SECS>'"),
+        (
+            &["--seed", "-1"][..],
+            "invalid value '-1' for '--seed <N>': expected an integer from 0 to",
+        ),
+        (
+            &["--min-bytes", "0"][..],
+            "for '--min-bytes <BYTES>': expected an integer from 1 to 1000000000",
+        ),
+        (
+            &["--min-bytes", "1000", "--max-bytes", "999"][..],
+            "--max-bytes 999 is below the smallest transfer (1000)",
+        ),
+    ] {
+        let mut all = vec!["soak", "--quick"];
+        all.extend_from_slice(args);
+        let e = one_line_error(&all, 2);
+        assert!(
+            e.starts_with("mpquic-sim: ") && e.contains(expected),
+            "{args:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn study_jobs_and_negative_seeds_are_checked() {
+    let e = one_line_error(&["study", "a", "--jobs", "0"], 2);
+    assert!(
+        e.contains("invalid value '0' for '--jobs <N>': expected an integer from 1 to 256"),
+        "{e}"
+    );
+    let e = one_line_error(&["run", &scenario("two_paths"), "--seed", "-1"], 2);
+    assert!(e.contains("invalid value '-1' for '--seed <N>'"), "{e}");
+}

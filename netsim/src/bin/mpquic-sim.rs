@@ -1,8 +1,12 @@
 //! `mpquic-sim`: validate, run and sweep scenario files; run whole studies into markdown reports.
 //!
 //! Exit codes: 0 success, 1 invalid scenario (or unreadable file; for `study` also an unknown study or an
-//! invalid manifest), 2 clap's code for bad command-line usage, 3 a run failed (engine error) or an output
-//! could not be written.
+//! invalid manifest), 2 bad command-line usage (one line on stderr naming the option, the value and the
+//! valid range), 3 a run failed (engine error) or an output could not be written.
+//!
+//! Numeric options have documented ranges (`docs/limits.md`): `soak --connections` 1 to 5000, `--hosts` 1
+//! to 100, `--duration` 1 to 86400 s, `--min-bytes`/`--max-bytes` 1 to 10^9 (max ≥ min); `study --jobs`
+//! 1 to 256; `--seed` 0 to 2^64 − 1. A negative number is an out-of-range value, not an unknown option.
 //!
 //! Runs that take more than two seconds of wall time report their progress on stderr.
 //!
@@ -19,6 +23,7 @@ use mpquic_netsim::engine::{Engine, RunOutput};
 use mpquic_netsim::output::{self, table};
 use mpquic_netsim::scenario::sweep;
 use mpquic_netsim::study::{self, Study, StudyError};
+use mpquic_netsim::units::parse_int_in;
 
 /// Deterministic network simulator for multipath QUIC.
 #[derive(Debug, Parser)]
@@ -47,28 +52,61 @@ enum Command {
     Soak(SoakArgs),
 }
 
+/// The soak options' ranges (`docs/limits.md`): the generated scenario must stay within the scenario limits
+/// (`scenario::limits`: at most 5000 flows, 254 hosts, 24 hours).
+const SOAK_MAX_CONNECTIONS: u64 = 5_000;
+const SOAK_MAX_HOSTS: u64 = 100;
+const SOAK_MAX_DURATION_S: u64 = 86_400;
+const SOAK_MAX_BYTES: u64 = 1_000_000_000;
+/// The most threads `study` runs on.
+const MAX_JOBS: u64 = 256;
+
+fn connections(s: &str) -> Result<usize, String> {
+    parse_int_in(s, 1, SOAK_MAX_CONNECTIONS).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+fn hosts(s: &str) -> Result<usize, String> {
+    parse_int_in(s, 1, SOAK_MAX_HOSTS).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+fn soak_duration(s: &str) -> Result<u64, String> {
+    parse_int_in(s, 1, SOAK_MAX_DURATION_S).map_err(|e| format!("{e} (seconds)"))
+}
+
+fn transfer_bytes(s: &str) -> Result<u64, String> {
+    parse_int_in(s, 1, SOAK_MAX_BYTES)
+}
+
+fn seed(s: &str) -> Result<u64, String> {
+    parse_int_in(s, 0, u64::MAX)
+}
+
+fn jobs(s: &str) -> Result<usize, String> {
+    parse_int_in(s, 1, MAX_JOBS).map(|n| usize::try_from(n).unwrap_or(1))
+}
+
 #[derive(Debug, clap::Args)]
 struct SoakArgs {
     /// Start from the CI variant (50 connections, 30 s) instead of the full run (1000, 600 s).
     #[arg(long)]
     quick: bool,
-    /// Connections.
-    #[arg(long)]
+    /// Connections, 1 to 5000.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = connections)]
     connections: Option<usize>,
-    /// Simulated seconds.
-    #[arg(long)]
+    /// Simulated seconds, 1 to 86400.
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = soak_duration)]
     duration: Option<u64>,
-    /// Seed of the generated scenario and of the run.
-    #[arg(long)]
+    /// Seed of the generated scenario and of the run (0 to 2^64 - 1).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = seed)]
     seed: Option<u64>,
-    /// Client hosts (three access links each).
-    #[arg(long)]
+    /// Client hosts (three access links each), 1 to 100.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = hosts)]
     hosts: Option<usize>,
-    /// Smallest transfer in bytes (sizes are log-uniform).
-    #[arg(long)]
+    /// Smallest transfer in bytes (sizes are log-uniform), 1 to 10^9.
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = transfer_bytes)]
     min_bytes: Option<u64>,
-    /// Largest transfer in bytes.
-    #[arg(long)]
+    /// Largest transfer in bytes, --min-bytes to 10^9.
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = transfer_bytes)]
     max_bytes: Option<u64>,
     /// Write the generated scenario file here and exit without running it.
     #[arg(long, value_name = "FILE")]
@@ -89,8 +127,8 @@ struct StudyArgs {
     /// Directory holding the study manifests.
     #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/studies"))]
     dir: PathBuf,
-    /// Runs in parallel (default: the number of CPUs).
-    #[arg(long)]
+    /// Runs in parallel, 1 to 256 (default: the number of CPUs; never more than the study has runs).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = jobs)]
     jobs: Option<usize>,
 }
 
@@ -107,16 +145,34 @@ struct RunArgs {
     /// Write SVG and PNG plots (throughput, cwnd, RTT per path) into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
-    /// Seed for `run` (overrides `scenario.seed`); `sweep` uses the seeds of its `[sweep]` section.
-    #[arg(long)]
+    /// Seed for `run` (overrides `scenario.seed`; 0 to 2^64 - 1); `sweep` uses the seeds of its `[sweep]`
+    /// section.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = seed)]
     seed: Option<u64>,
 }
 
 /// Exit code of a failed run or output.
 const RUN_FAILED: u8 = 3;
+/// Exit code of a bad command line.
+const USAGE: u8 = 2;
+
+/// Prints a usage error as one line, `mpquic-sim: <what is wrong>`, and returns exit code 2.
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("mpquic-sim: {message}");
+    ExitCode::from(USAGE)
+}
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` print as usual.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            return usage_error(first.trim_start_matches("error: "));
+        }
+    };
     match cli.command {
         Command::Validate { files } => validate(files),
         Command::Run(args) => run(&args),
@@ -149,20 +205,26 @@ fn soak_cmd(args: &SoakArgs) -> ExitCode {
         config.connections = n;
     }
     if let Some(d) = args.duration {
-        config.duration = Duration::from_secs(d.max(1));
+        config.duration = Duration::from_secs(d);
         config.sample_every = config.sample_every.min(config.duration);
     }
     if let Some(seed) = args.seed {
         config.seed = seed;
     }
     if let Some(h) = args.hosts {
-        config.hosts = h.max(1);
+        config.hosts = h;
     }
     if let Some(b) = args.min_bytes {
-        config.min_bytes = b.max(1);
+        config.min_bytes = b;
     }
     if let Some(b) = args.max_bytes {
-        config.max_bytes = b.max(config.min_bytes);
+        config.max_bytes = b;
+    }
+    if config.max_bytes < config.min_bytes {
+        return usage_error(&format!(
+            "--max-bytes {} is below the smallest transfer ({}): expected {} to {SOAK_MAX_BYTES}",
+            config.max_bytes, config.min_bytes, config.min_bytes
+        ));
     }
     if let Some(file) = &args.write {
         return match mpquic_netsim::soak::generate(&config) {
@@ -498,13 +560,16 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
     }
     let jobs = args
         .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
     let started = wall_now();
     let mut index = String::from("| study | runs | wall s | report |\n|---|---|---|---|\n");
     for s in &studies {
         let name = s.header.name.clone();
         let t0 = wall_now();
-        eprintln!("study {name}: {} runs on {jobs} threads", s.run_count());
+        // `Study::run` uses no more threads than there are runs.
+        let threads = jobs.min(s.run_count().max(1));
+        eprintln!("study {name}: {} runs on {threads} thread(s)", s.run_count());
         let outcomes = match s.run(jobs, simulate) {
             Ok(o) => o,
             Err(e @ StudyError::Run { .. }) => {

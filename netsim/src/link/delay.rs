@@ -19,6 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
+use super::limits::MAX_DELAY;
 use crate::time::{SimTime, duration_to_nanos};
 
 /// The distribution of the extra delay added to each packet.
@@ -67,10 +68,29 @@ impl JitterConfig {
         allow_reordering: false,
     };
 
-    /// Checks the configuration (durations are non-negative by type; nothing can be out of range today, but
-    /// scenario files go through here so that future fields are checked too).
+    /// Checks the configuration: every duration at most [`MAX_DELAY`] (one hour; durations are
+    /// non-negative by type).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        Ok(())
+        const EXPECTED: &str = "a duration from 0 to 1 hour (3600s)";
+        let check = |field: &'static str, d: Duration| {
+            if d > MAX_DELAY {
+                Err(ConfigError::new(
+                    field,
+                    crate::units::format_duration(d),
+                    EXPECTED,
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match self.distribution {
+            JitterDistribution::None => Ok(()),
+            JitterDistribution::Uniform { max } => check("jitter.distribution.max", max),
+            JitterDistribution::Normal { mean, stddev } => {
+                check("jitter.distribution.mean", mean)?;
+                check("jitter.distribution.stddev", stddev)
+            }
+        }
     }
 }
 

@@ -34,6 +34,7 @@
 pub mod delay;
 pub mod error;
 pub mod impair;
+pub mod limits;
 pub mod loss;
 pub mod queue;
 pub mod rate;
@@ -81,9 +82,9 @@ use crate::time::SimTime;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
-    /// Serialisation rate in bits per second; must be > 0.
+    /// Serialisation rate in bits per second: 1 to 10^12 (1 Tbit/s).
     pub rate_bps: u64,
-    /// One-way propagation delay (the minimum latency; jitter adds to it).
+    /// One-way propagation delay (the minimum latency; jitter adds to it): at most 1 hour.
     #[serde(with = "crate::units::duration")]
     pub delay: Duration,
     /// Extra per-packet delay and ordering.
@@ -147,8 +148,19 @@ impl LinkConfig {
 
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.rate_bps == 0 {
-            return Err(ConfigError::new("rate_bps", 0, "a rate in bits per second > 0"));
+        if !(1..=limits::MAX_RATE_BPS).contains(&self.rate_bps) {
+            return Err(ConfigError::new(
+                "rate_bps",
+                self.rate_bps,
+                "a rate in bits per second from 1 to 10^12 (1 Tbit/s)",
+            ));
+        }
+        if self.delay > limits::MAX_DELAY {
+            return Err(ConfigError::new(
+                "delay",
+                crate::units::format_duration(self.delay),
+                "a one-way delay from 0 to 1 hour (3600s)",
+            ));
         }
         self.jitter.validate()?;
         self.loss.validate()?;

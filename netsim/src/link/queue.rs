@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
+use super::limits::{MAX_BDP_MULTIPLE, MAX_DELAY, MAX_QUEUE_BYTES, MAX_QUEUE_PACKETS};
 use crate::time::SimTime;
 
 /// How much a link's queue may hold before it drops arriving packets (drop-tail).
@@ -29,18 +30,18 @@ use crate::time::SimTime;
 pub enum QueueLimit {
     /// At most this many bytes not yet serialised (TOML: `{ kind = "bytes", bytes = 150000 }`).
     Bytes {
-        /// The limit in bytes; must be > 0.
+        /// The limit in bytes: 1 to 10^9 (1 GB).
         bytes: u64,
     },
     /// At most this many packets not yet fully serialised (TOML: `{ kind = "packets", packets = 100 }`).
     Packets {
-        /// The limit in packets; must be > 0.
+        /// The limit in packets: 1 to 10^6.
         packets: u64,
     },
     /// A multiple of the bandwidth-delay product `rate · base_rtt`, in bytes
     /// (TOML: `{ kind = "bdp", multiple = 1.0, base_rtt = "40ms" }`).
     Bdp {
-        /// How many BDPs; must be finite and > 0.
+        /// How many BDPs: > 0 and at most 1000.
         multiple: f64,
         /// Round-trip time of the path(s) this link is the bottleneck of. When absent, twice the link's own
         /// one-way delay (right for a single link used in both directions with the same delay).
@@ -76,17 +77,28 @@ impl QueueLimit {
     /// Checks the limit for a link of one-way `delay`.
     pub fn validate(&self, delay: Duration) -> Result<(), ConfigError> {
         match *self {
-            QueueLimit::Bytes { bytes: 0 } => Err(ConfigError::new("queue.bytes", 0, "a byte count > 0")),
-            QueueLimit::Packets { packets: 0 } => {
-                Err(ConfigError::new("queue.packets", 0, "a packet count > 0"))
-            }
+            QueueLimit::Bytes { bytes } if !(1..=MAX_QUEUE_BYTES).contains(&bytes) => Err(ConfigError::new(
+                "queue.bytes",
+                bytes,
+                "a byte count from 1 to 10^9 (1 GB)",
+            )),
+            QueueLimit::Packets { packets } if !(1..=MAX_QUEUE_PACKETS).contains(&packets) => Err(
+                ConfigError::new("queue.packets", packets, "a packet count from 1 to 10^6"),
+            ),
             QueueLimit::Bytes { .. } | QueueLimit::Packets { .. } => Ok(()),
             QueueLimit::Bdp { multiple, base_rtt } => {
-                if !(multiple.is_finite() && multiple > 0.0) {
+                if !(multiple.is_finite() && multiple > 0.0 && multiple <= MAX_BDP_MULTIPLE) {
                     return Err(ConfigError::new(
                         "queue.multiple",
                         multiple,
-                        "a finite number > 0",
+                        "a number > 0 and at most 1000",
+                    ));
+                }
+                if let Some(rtt) = base_rtt.filter(|r| *r > MAX_DELAY) {
+                    return Err(ConfigError::new(
+                        "queue.base_rtt",
+                        crate::units::format_duration(rtt),
+                        "a duration > 0 and at most 1 hour (3600s)",
                     ));
                 }
                 let rtt = base_rtt.unwrap_or(delay.saturating_mul(2));

@@ -21,6 +21,7 @@
 pub mod error;
 pub mod event;
 pub mod flow;
+pub mod limits;
 pub mod link;
 pub mod node;
 pub mod summary;
@@ -52,17 +53,18 @@ pub struct Meta {
     /// What the scenario reproduces and what it expects.
     #[serde(default)]
     pub description: String,
-    /// Simulated time the scenario runs for; must be > 0.
+    /// Simulated time the scenario runs for: > 0 and at most 24 hours.
     #[serde(with = "crate::units::duration")]
     pub duration: Duration,
     /// Seed of every random stream (links derive theirs from it); a sweep may override it.
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Interval between time-series samples (default 100 ms); must be > 0 and ≤ `duration`.
+    /// Interval between time-series samples (default 100 ms): > 0, ≤ `duration`, at most 100,000 sampling
+    /// instants over `duration`, and at most 2,000,000 samples over every path of every flow ([`limits`]).
     #[serde(default = "default_interval", with = "crate::units::duration")]
     pub sample_interval: Duration,
     /// The simulator's dead-path policy: a multipath flow's client abandons a path after this many PTOs
-    /// without progress (default 3; 0: never). See `engine::paths`.
+    /// without progress (default 3; 0: never; at most 1000). See `engine::paths`.
     #[serde(default = "default_abandon_ptos")]
     pub abandon_path_after_ptos: u32,
 }
@@ -99,6 +101,17 @@ pub struct Scenario {
     /// Parameter sweep (used by `mpquic-sim sweep`; ignored by a single run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSpec>,
+}
+
+/// Formats a duration for error messages (`10ms`, `1500us`).
+fn fmt(d: Duration) -> String {
+    crate::units::format_duration(d)
+}
+
+/// `⌈d / n⌉`, to the nanosecond.
+fn div_ceil(d: Duration, n: u64) -> Duration {
+    let nanos = d.as_nanos().div_ceil(u128::from(n.max(1)));
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
 /// Characters allowed in node, link and flow names (they appear in endpoints, routes and sweep paths).
@@ -177,20 +190,87 @@ impl Scenario {
         if meta.name.trim().is_empty() {
             return Err(ScenarioError::invalid("scenario.name", "an empty name"));
         }
-        if meta.duration.is_zero() {
-            return Err(ScenarioError::invalid("scenario.duration", "must be > 0"));
+        if meta.duration.is_zero() || meta.duration > limits::MAX_DURATION {
+            return Err(ScenarioError::invalid(
+                "scenario.duration",
+                format!(
+                    "{} is out of range: expected > 0 and at most {} (24 hours)",
+                    fmt(meta.duration),
+                    fmt(limits::MAX_DURATION)
+                ),
+            ));
         }
         if meta.sample_interval.is_zero() || meta.sample_interval > meta.duration {
             return Err(ScenarioError::invalid(
                 "scenario.sample_interval",
                 format!(
                     "{} is out of range: expected > 0 and ≤ the duration ({})",
-                    crate::units::format_duration(meta.sample_interval),
-                    crate::units::format_duration(meta.duration)
+                    fmt(meta.sample_interval),
+                    fmt(meta.duration)
+                ),
+            ));
+        }
+        // The recorder keeps one sample per path at every instant k · interval ≤ duration.
+        let instants = meta.duration.as_nanos().div_ceil(meta.sample_interval.as_nanos());
+        let floor = div_ceil(meta.duration, limits::MAX_SAMPLES_PER_PATH);
+        if instants > u128::from(limits::MAX_SAMPLES_PER_PATH) {
+            return Err(ScenarioError::invalid(
+                "scenario.sample_interval",
+                format!(
+                    "{} is out of range: it gives {instants} samples per path over {}; expected {} to {} (at \
+                     most {} samples per path)",
+                    fmt(meta.sample_interval),
+                    fmt(meta.duration),
+                    fmt(floor),
+                    fmt(meta.duration),
+                    limits::MAX_SAMPLES_PER_PATH
+                ),
+            ));
+        }
+        let paths: u128 = self.flows.iter().map(|f| f.paths.len() as u128).sum();
+        if instants.saturating_mul(paths) > u128::from(limits::MAX_SAMPLES) {
+            let per_path = limits::MAX_SAMPLES / u64::try_from(paths).unwrap_or(u64::MAX).max(1);
+            return Err(ScenarioError::invalid(
+                "scenario.sample_interval",
+                format!(
+                    "{} is out of range: {instants} instants × {paths} paths = {} samples, above the limit of {}; \
+                     expected at least {}",
+                    fmt(meta.sample_interval),
+                    instants.saturating_mul(paths),
+                    limits::MAX_SAMPLES,
+                    fmt(div_ceil(meta.duration, per_path.max(1)))
+                ),
+            ));
+        }
+        if meta.abandon_path_after_ptos > limits::MAX_ABANDON_PTOS {
+            return Err(ScenarioError::invalid(
+                "scenario.abandon_path_after_ptos",
+                format!(
+                    "{} is out of range: expected 0 (never) to {}",
+                    meta.abandon_path_after_ptos,
+                    limits::MAX_ABANDON_PTOS
                 ),
             ));
         }
         Ok(())
+    }
+
+    /// Checks a count of `what` in `field` against `1..=max` (`min` 0 allows none).
+    fn check_count(
+        field: &str,
+        what: &str,
+        count: usize,
+        min: usize,
+        max: usize,
+    ) -> Result<(), ScenarioError> {
+        if (min..=max).contains(&count) {
+            Ok(())
+        } else {
+            Err(ScenarioError::invalid(
+                field,
+                format!("{count} {what} is out of range: expected {min} to {max}"),
+            ))
+        }
     }
 
     fn validate_nodes(&self) -> Result<(), ScenarioError> {
@@ -200,6 +280,9 @@ impl Scenario {
                 "no host; flows need hosts to run between",
             ));
         }
+        Self::check_count("nodes", "nodes", self.nodes.len(), 1, limits::MAX_NODES)?;
+        let hosts = self.nodes.values().filter(|n| n.is_host()).count();
+        Self::check_count("nodes", "hosts", hosts, 1, limits::MAX_HOSTS)?;
         let mut addresses = BTreeMap::new();
         for (name, node) in &self.nodes {
             check_name(&format!("nodes.{name}"), name)?;
@@ -210,6 +293,13 @@ impl Scenario {
                         "a host needs at least one interface",
                     ));
                 }
+                Self::check_count(
+                    &format!("nodes.{name}.interfaces"),
+                    "interfaces",
+                    interfaces.len(),
+                    1,
+                    limits::MAX_INTERFACES,
+                )?;
                 let mut seen = BTreeSet::new();
                 for (i, iface) in interfaces.iter().enumerate() {
                     let field = format!("nodes.{name}.interfaces[{i}]");
@@ -238,6 +328,7 @@ impl Scenario {
         if self.links.is_empty() {
             return Err(ScenarioError::invalid("links", "no link"));
         }
+        Self::check_count("links", "links", self.links.len(), 1, limits::MAX_LINKS)?;
         for (name, link) in &self.links {
             let prefix = format!("links.{name}");
             check_name(&prefix, name)?;
@@ -261,6 +352,7 @@ impl Scenario {
         if self.flows.is_empty() {
             return Err(ScenarioError::invalid("flows", "no flow"));
         }
+        Self::check_count("flows", "flows", self.flows.len(), 1, limits::MAX_FLOWS)?;
         let duration = self.scenario.duration;
         let mut names = BTreeSet::new();
         for (f, flow) in self.flows.iter().enumerate() {
@@ -300,8 +392,8 @@ impl Scenario {
                     format!("{field}.start"),
                     format!(
                         "{} is not before the end of the scenario ({})",
-                        crate::units::format_duration(flow.start),
-                        crate::units::format_duration(duration)
+                        fmt(flow.start),
+                        fmt(duration)
                     ),
                 ));
             }
@@ -311,14 +403,20 @@ impl Scenario {
                         format!("{field}.stop"),
                         format!(
                             "{} is out of range: expected after `start` and ≤ the duration ({})",
-                            crate::units::format_duration(stop),
-                            crate::units::format_duration(duration)
+                            fmt(stop),
+                            fmt(duration)
                         ),
                     ));
                 }
             }
-            if flow.bytes == Some(0) {
-                return Err(ScenarioError::invalid(format!("{field}.bytes"), "must be > 0"));
+            if let Some(bytes) = flow.bytes.filter(|b| !(1..=limits::MAX_FLOW_BYTES).contains(b)) {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.bytes"),
+                    format!(
+                        "{bytes} is out of range: expected 1 to {} (1 TB)",
+                        limits::MAX_FLOW_BYTES
+                    ),
+                ));
             }
             mpquic_cc::registry::build(&flow.cc)
                 .map_err(|e| ScenarioError::invalid(format!("{field}.cc"), e.to_string()))?;
@@ -330,6 +428,13 @@ impl Scenario {
                     "no path; list at least one `{ route = [...] }`",
                 ));
             }
+            Self::check_count(
+                &format!("{field}.paths"),
+                "paths",
+                flow.paths.len(),
+                1,
+                limits::MAX_PATHS_PER_FLOW,
+            )?;
             let stop = flow.stop_or(duration);
             for (p, path) in flow.paths.iter().enumerate() {
                 let pfield = format!("{field}.paths[{p}]");
@@ -345,8 +450,8 @@ impl Scenario {
                             format!(
                                 "{} is out of range: the first path starts with the flow ({}), the others \
                                  between the flow's start and stop",
-                                crate::units::format_duration(start),
-                                crate::units::format_duration(flow.start)
+                                fmt(start),
+                                fmt(flow.start)
                             ),
                         ));
                     }
@@ -371,9 +476,9 @@ impl Scenario {
                             format!(
                                 "{} is out of range: expected after the path's start ({}) and ≤ the flow's stop \
                                  ({})",
-                                crate::units::format_duration(path_stop),
-                                crate::units::format_duration(opens),
-                                crate::units::format_duration(stop)
+                                fmt(path_stop),
+                                fmt(opens),
+                                fmt(stop)
                             ),
                         ));
                     }
@@ -397,6 +502,7 @@ impl Scenario {
     }
 
     fn validate_events(&self) -> Result<(), ScenarioError> {
+        Self::check_count("events", "events", self.events.len(), 0, limits::MAX_EVENTS)?;
         for (e, event) in self.events.iter().enumerate() {
             let field = format!("events[{e}]");
             if event.at > self.scenario.duration {
@@ -404,8 +510,8 @@ impl Scenario {
                     format!("{field}.at"),
                     format!(
                         "{} is after the end of the scenario ({})",
-                        crate::units::format_duration(event.at),
-                        crate::units::format_duration(self.scenario.duration)
+                        fmt(event.at),
+                        fmt(self.scenario.duration)
                     ),
                 ));
             }

@@ -17,10 +17,12 @@
 //! is set on the parsed TOML before it is turned into a [`Scenario`], so any field can be swept and the
 //! resulting scenario is validated like a file.
 //!
-//! Expansion order: the first axis varies slowest, seeds fastest; runs are numbered from 0 in that order.
+//! Expansion order: the first axis varies slowest, seeds fastest; runs are numbered from 0 in that order. A
+//! sweep expands to at most 10,000 runs ([`super::limits::MAX_SWEEP_RUNS`]).
 
 use serde::{Deserialize, Serialize};
 
+use super::limits::MAX_SWEEP_RUNS;
 use super::{Scenario, ScenarioError};
 
 /// One parameter path or several set together.
@@ -136,7 +138,30 @@ impl SweepSpec {
                 return Err(ScenarioError::invalid(format!("{field}.values"), "no value"));
             }
         }
+        let runs = self.run_count();
+        if runs > MAX_SWEEP_RUNS as u128 {
+            return Err(ScenarioError::invalid(
+                "sweep",
+                format!(
+                    "{runs} runs (the values of every axis multiplied, times {} seed(s)) is out of range: expected 1 \
+                     to {MAX_SWEEP_RUNS}",
+                    self.seeds.len().max(1)
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// How many runs the sweep expands to: the product of every axis's number of values, times the number
+    /// of seeds (one when none are listed). Computed without expanding, so that a sweep too large to hold
+    /// is rejected before anything is allocated.
+    pub fn run_count(&self) -> u128 {
+        let first = self.values.as_ref().map_or(1, Vec::len);
+        let axes = self.axes.iter().map(|a| a.values.len());
+        std::iter::once(first)
+            .chain(axes)
+            .chain(std::iter::once(self.seeds.len().max(1)))
+            .fold(1u128, |n, k| n.saturating_mul(k as u128))
     }
 }
 

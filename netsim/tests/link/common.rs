@@ -16,10 +16,12 @@ pub fn seed() -> u64 {
 /// 8 Mbit/s = one byte per microsecond, which makes closed forms easy to read.
 pub const RATE_8M: u64 = 8_000_000;
 
-/// A link of `rate_bps` and `delay_ms` with an (effectively) unlimited byte queue.
+/// A link of `rate_bps` and `delay_ms` with an (effectively) unlimited byte queue: the largest allowed,
+/// 1 GB, far beyond what any test offers.
 pub fn unlimited(rate_bps: u64, delay_ms: u64) -> LinkConfig {
-    LinkConfig::new(rate_bps, Duration::from_millis(delay_ms))
-        .with_queue(QueueLimit::Bytes { bytes: u64::MAX })
+    LinkConfig::new(rate_bps, Duration::from_millis(delay_ms)).with_queue(QueueLimit::Bytes {
+        bytes: mpquic_netsim::link::limits::MAX_QUEUE_BYTES,
+    })
 }
 
 /// Builds a link; panics on an invalid configuration (tests only).

@@ -194,7 +194,7 @@ proptest! {
             allow_reordering: false,
         };
         let config = LinkConfig::new(50_000_000, Duration::from_millis(3))
-            .with_queue(QueueLimit::Bytes { bytes: 1 << 30 })
+            .with_queue(QueueLimit::Bytes { bytes: mpquic_netsim::link::limits::MAX_QUEUE_BYTES })
             .with_jitter(jitter)
             .with_impairments(Impairments { corruption: 0.0, duplication: 0.2 });
         let mut l = Link::new(config, seed).unwrap();

@@ -533,3 +533,5 @@ fn spoof_migrate_stop_and_direction_are_validated() {
         "flows[1].paths[1].route"
     );
 }
+
+mod limits;
