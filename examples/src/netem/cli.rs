@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{CommandFactory as _, Parser};
+use clap::Parser;
 use mpquic_netsim::link::{JitterDistribution, LinkConfig, LossModel, QueueLimit};
 use mpquic_netsim::units::format_duration;
 
-use super::config::{EmulatorConfig, PathConfig, ScheduledEvent};
+use super::config::{EmulatorConfig, MAX_EVENT_TIME, MAX_OVERHEAD, PathConfig, ScheduledEvent};
 use super::emulator::{Controller, Emulator};
 use super::error::NetemError;
 use super::file::FileConfig;
@@ -24,18 +24,23 @@ use super::units;
 
 const AFTER_HELP: &str = "\
 PATH SPECS (--path), comma-separated KEY=VALUE:
-  rate=40mbit        serialisation rate: bit, kbit, mbit, gbit per second (required)
-  delay=10ms         one-way propagation delay: ns, us, ms, s (default 0)
-  jitter=2ms         extra delay, uniform in [0, 2ms]; or jitter=normal:MEAN:STDDEV
+  rate=40mbit        serialisation rate: bit, kbit, mbit, gbit per second (required;
+                     1bit to 1000gbit)
+  delay=10ms         one-way propagation delay: ns, us, ms, s (default 0; at most 3600s)
+  jitter=2ms         extra delay, uniform in [0, 2ms]; or jitter=normal:MEAN:STDDEV (each
+                     at most 3600s)
   reorder=true       let jitter reorder datagrams (default false: FIFO)
   loss=1%            Bernoulli loss (or 0.01); Gilbert-Elliott: loss=ge:P:R[:K:H]
-  queue=64           drop-tail limit: packets (64, 64pkt), bytes (150KB, 1MB) or 1.5bdp
+  queue=64           drop-tail limit: packets (64, 64pkt; up to 10^6), bytes (150KB, 1MB;
+                     up to 1000MB) or 1.5bdp (up to 1000bdp)
                      (default 1bdp of the path's RTT = uplink + downlink delay; 64 packets if 0)
   corrupt=P          probability of one flipped bit;  duplicate=P  of a second copy
   listen=IP:PORT     this path's front address (default: --listen port + path index)
   state=down         start with the path down (default up)
   A link key applies to both directions; prefix it with up. (client->server) or down.
   (server->client) to set one direction: rate=20mbit,down.rate=5mbit,up.delay=30ms.
+  Each key once per spec (up.delay and uplink.delay are the same key); no empty items.
+  1 to 64 paths.
   Rates and sizes use powers of 1000. Each datagram costs its UDP payload + 28 bytes
   (IPv4/UDP headers; 48 for IPv6) on the emulated wire (--overhead changes that).
 
@@ -100,30 +105,53 @@ pub struct Args {
     /// A TOML file of paths and events (see CONFIG FILE).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Seed of the links' random streams (loss, jitter, impairments) [default: 1].
-    #[arg(long, value_name = "N")]
+    /// Seed of the links' random streams (loss, jitter, impairments), 0 to 2^64 - 1 [default: 1].
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = |s: &str| mpquic_netsim::units::parse_int_in(s, 0, u64::MAX))]
     pub seed: Option<u64>,
-    /// Take a path down at a time from the start: PATH@TIME, e.g. 1@5s or all@2s (repeatable).
-    #[arg(long, value_name = "PATH@TIME", value_parser = |s: &str| spec::parse_event(s, false))]
+    /// Take a path down at a time from the start (at most a year): PATH@TIME, e.g. 1@5s or all@2s
+    /// (repeatable).
+    #[arg(long, value_name = "PATH@TIME", allow_hyphen_values = true,
+          value_parser = |s: &str| spec::parse_event(s, false))]
     pub down: Vec<ScheduledEvent>,
-    /// Bring a path up at a time from the start: PATH@TIME, e.g. 1@8s (repeatable).
-    #[arg(long, value_name = "PATH@TIME", value_parser = |s: &str| spec::parse_event(s, true))]
+    /// Bring a path up at a time from the start (at most a year): PATH@TIME, e.g. 1@8s (repeatable).
+    #[arg(long, value_name = "PATH@TIME", allow_hyphen_values = true,
+          value_parser = |s: &str| spec::parse_event(s, true))]
     pub up: Vec<ScheduledEvent>,
     /// Listen for text commands on this UDP address (see UP/DOWN).
     #[arg(long, value_name = "IP:PORT")]
     pub control: Option<SocketAddr>,
-    /// Stop after this long, e.g. 30s or 1.5s [default: run until Ctrl-C].
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    /// Stop after this long, e.g. 30s or 1.5s; more than 0 and at most a year [default: run until Ctrl-C].
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = parse_run_duration)]
     pub duration: Option<Duration>,
-    /// Print the counters every SECS seconds (e.g. 1 or 0.5).
-    #[arg(long, value_name = "SECS", value_parser = parse_interval)]
+    /// Print the counters every SECS seconds (e.g. 1 or 0.5; 0.001 to 86400).
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, value_parser = parse_interval)]
     pub interval: Option<Duration>,
     /// Print the final counters as JSON on stdout (everything else then goes to stderr).
     #[arg(long)]
     pub json: bool,
-    /// Header bytes added to each datagram's payload on the emulated wire [default: 28 for IPv4, 48 for IPv6].
-    #[arg(long, value_name = "BYTES")]
+    /// Header bytes added to each datagram's payload on the emulated wire, 0 to 65535 [default: 28 for
+    /// IPv4, 48 for IPv6].
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse_overhead)]
     pub overhead: Option<usize>,
+}
+
+fn parse_overhead(text: &str) -> Result<usize, String> {
+    let max = u64::try_from(MAX_OVERHEAD).unwrap_or(u64::MAX);
+    mpquic_netsim::units::parse_int_in(text, 0, max)
+        .map(|n| usize::try_from(n).unwrap_or(MAX_OVERHEAD))
+        .map_err(|e| format!("{e} (bytes)"))
+}
+
+fn parse_run_duration(text: &str) -> Result<Duration, String> {
+    let d = units::parse_duration(text).map_err(|e| e.to_string())?;
+    if d.is_zero() || d > MAX_EVENT_TIME {
+        return Err(format!(
+            "{} is out of range: expected more than 0 and at most a year (31536000s)",
+            format_duration(d)
+        ));
+    }
+    Ok(d)
 }
 
 fn parse_interval(text: &str) -> Result<Duration, String> {
@@ -164,6 +192,11 @@ impl Args {
             Some(path) => Some(FileConfig::load(path).map_err(|e| e.to_string())?),
             None => None,
         };
+        let file_name = self
+            .config
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
         let file_server = file.as_ref().and_then(|f| f.server);
         let server = self
             .server
@@ -174,6 +207,7 @@ impl Args {
             .or(file.as_ref().and_then(|f| f.listen))
             .unwrap_or(DEFAULT_LISTEN);
         let mut config = EmulatorConfig::new(server);
+        let mut file_events = Vec::new();
         config.seed = self.seed.or(file.as_ref().and_then(|f| f.seed)).unwrap_or(1);
         config.control = self.control.or(file.as_ref().and_then(|f| f.control));
         config.overhead = self.overhead;
@@ -189,19 +223,51 @@ impl Args {
                     downlink: p.downlink,
                 });
             }
-            config.events.extend(file.events);
+            file_events = file.events;
         }
         for p in &self.paths {
             let listen = path_listen(base, config.paths.len())?;
             config.paths.push(p.clone().into_path(listen));
         }
+        // Each event is checked where it was written, so that the error names the file entry or the option.
+        let paths = config.paths.len();
+        let blame = |where_: String, e: NetemError| match e {
+            NetemError::UnknownPath { path, last } => {
+                format!("{where_}: no path {path}: paths are numbered 0 to {last}, or all")
+            }
+            other => format!("{where_}: {other}"),
+        };
+        if paths > 0 {
+            for (i, event) in file_events.iter().enumerate() {
+                event.check(paths).map_err(|e| {
+                    let field = if matches!(e, NetemError::UnknownPath { .. }) {
+                        "path"
+                    } else {
+                        "at"
+                    };
+                    blame(format!("{file_name}: events[{i}].{field}"), e)
+                })?;
+            }
+            for (option, events) in [("--down", &self.down), ("--up", &self.up)] {
+                for event in events.iter() {
+                    event.check(paths).map_err(|e| {
+                        blame(
+                            format!("{option} {}@{}", event.path, format_duration(event.at)),
+                            e,
+                        )
+                    })?;
+                }
+            }
+        }
+        config.events.extend(file_events);
         config.events.extend(self.down.iter().chain(&self.up).copied());
         config.validate().map_err(|e| match e {
             NetemError::NoPath => {
                 "no path: give at least one --path SPEC (or [[paths]] in --config)".to_owned()
             }
-            NetemError::UnknownPath { path, last } => {
-                format!("--down/--up: no path {path}: paths are numbered 0 to {last}, or all")
+            NetemError::OutOfRange { ref what, .. } if what == "overhead" => format!("--overhead: {e}"),
+            NetemError::OutOfRange { ref what, .. } if what == "paths" => {
+                format!("--path/[[paths]]: {e}")
             }
             other => other.to_string(),
         })?;
@@ -265,12 +331,16 @@ pub fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .try_init();
-    let args = Args::parse();
+    let args: Args = match crate::cli_exit::parse_or_usage_error("mpquic-netem") {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
     let config = match args.to_config() {
         Ok(c) => c,
-        Err(message) => Args::command()
-            .error(clap::error::ErrorKind::ValueValidation, message)
-            .exit(),
+        Err(message) => {
+            eprintln!("mpquic-netem: {message}");
+            return ExitCode::from(2);
+        }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -2,8 +2,10 @@
 //! [`LinkConfig`] per direction; the seed; scheduled up/down events; an optional control port.
 //!
 //! This is the library's input, whatever produced it (the command line through [`super::spec`], a TOML file
-//! through [`super::file`], or a test building it directly). Invariant after [`EmulatorConfig::validate`]: at
-//! least one path, every link configuration valid for the link model, every event naming an existing path.
+//! through [`super::file`], or a test building it directly). Invariant after [`EmulatorConfig::validate`]: 1
+//! to [`MAX_PATHS`] paths, every link configuration valid for the link model (its ranges are
+//! `mpquic_netsim::link::limits`), every event naming an existing path at a time up to [`MAX_EVENT_TIME`],
+//! an overhead up to [`MAX_OVERHEAD`] bytes.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -13,6 +15,13 @@ use mpquic_netsim::link::LinkConfig;
 use serde::Serialize;
 
 use super::error::NetemError;
+
+/// The most paths (each has two sockets and its own tasks).
+pub const MAX_PATHS: usize = 64;
+/// The largest per-datagram overhead: 64 KiB, the most an IP packet can carry.
+pub const MAX_OVERHEAD: usize = 65_535;
+/// The latest time of a scheduled event, and the longest `--duration`: one year.
+pub const MAX_EVENT_TIME: Duration = Duration::from_secs(365 * 86_400);
 
 /// One direction of a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -104,6 +113,25 @@ pub struct ScheduledEvent {
     pub up: bool,
 }
 
+impl ScheduledEvent {
+    /// Checks the event against a configuration of `paths` paths: an existing path, a time up to
+    /// [`MAX_EVENT_TIME`].
+    pub fn check(&self, paths: usize) -> Result<(), NetemError> {
+        if self.at > MAX_EVENT_TIME {
+            return Err(NetemError::OutOfRange {
+                what: "event time".to_owned(),
+                value: mpquic_netsim::units::format_duration(self.at),
+                expected: "0 to 1 year (31536000s) from the start",
+            });
+        }
+        let last = paths.saturating_sub(1);
+        match self.path {
+            PathSelector::One(k) if k > last => Err(NetemError::UnknownPath { path: k, last }),
+            PathSelector::One(_) | PathSelector::All => Ok(()),
+        }
+    }
+}
+
 /// Everything the emulator needs to start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmulatorConfig {
@@ -118,7 +146,7 @@ pub struct EmulatorConfig {
     /// Where to listen for text commands (`down 1`, `up all`, `stats`) over UDP, if anywhere.
     pub control: Option<SocketAddr>,
     /// Bytes added to each datagram's payload to get its size on the emulated wire (IP and UDP headers);
-    /// by default 28 for an IPv4 server, 48 for IPv6, like the simulator.
+    /// by default 28 for an IPv4 server, 48 for IPv6, like the simulator; at most 65535.
     pub overhead: Option<usize>,
 }
 
@@ -170,6 +198,20 @@ impl EmulatorConfig {
         if self.paths.is_empty() {
             return Err(NetemError::NoPath);
         }
+        if self.paths.len() > MAX_PATHS {
+            return Err(NetemError::OutOfRange {
+                what: "paths".to_owned(),
+                value: self.paths.len().to_string(),
+                expected: "1 to 64 paths",
+            });
+        }
+        if let Some(overhead) = self.overhead.filter(|o| *o > MAX_OVERHEAD) {
+            return Err(NetemError::OutOfRange {
+                what: "overhead".to_owned(),
+                value: overhead.to_string(),
+                expected: "0 to 65535 bytes",
+            });
+        }
         for (k, path) in self.paths.iter().enumerate() {
             for direction in Direction::BOTH {
                 path.link(direction)
@@ -181,12 +223,8 @@ impl EmulatorConfig {
                     })?;
             }
         }
-        let last = self.paths.len().saturating_sub(1);
         for event in &self.events {
-            match event.path {
-                PathSelector::One(k) if k > last => return Err(NetemError::UnknownPath { path: k, last }),
-                PathSelector::One(_) | PathSelector::All => {}
-            }
+            event.check(self.paths.len())?;
         }
         Ok(())
     }

@@ -37,6 +37,16 @@ pub enum NetemError {
         /// The last valid index.
         last: usize,
     },
+    /// A number outside its documented range (the number of paths, the overhead, an event time).
+    #[error("{what} = {value} is out of range: expected {expected}")]
+    OutOfRange {
+        /// The setting (`paths`, `overhead`, `event time`).
+        what: String,
+        /// The value given.
+        value: String,
+        /// The valid range.
+        expected: &'static str,
+    },
     /// A socket could not be opened.
     #[error("cannot bind {what} on {addr}: {source}")]
     Bind {

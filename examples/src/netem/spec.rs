@@ -200,13 +200,37 @@ pub fn parse_path(spec: &str) -> Result<PathSpec, SpecError> {
         key: key.to_owned(),
         source,
     };
-    for item in spec.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+    // Each setting once: `up.` and `uplink.` (`down.`, `downlink.`) name the same direction.
+    let mut seen: Vec<(&str, &str, &str)> = Vec::new();
+    for (position, item) in spec.split(',').map(str::trim).enumerate() {
+        if item.is_empty() {
+            return Err(SpecError::Invalid {
+                spec: spec.to_owned(),
+                message: format!(
+                    "setting {} is empty (two commas in a row, or a comma at an end): give KEY=VALUE \
+                     settings separated by single commas",
+                    position + 1
+                ),
+            });
+        }
         let unknown = || SpecError::UnknownKey {
             spec: spec.to_owned(),
             item: item.to_owned(),
         };
         let (key, value) = item.split_once('=').ok_or_else(unknown)?;
         let (key, value) = (key.trim(), value.trim());
+        let canonical = match key.split_once('.') {
+            Some(("up" | "uplink", name)) => ("up", name),
+            Some(("down" | "downlink", name)) => ("down", name),
+            _ => ("", key),
+        };
+        if let Some((_, _, first)) = seen.iter().find(|(d, n, _)| (*d, *n) == canonical) {
+            return Err(SpecError::Invalid {
+                spec: spec.to_owned(),
+                message: format!("{key} is given twice ({first} and {item}): give each setting once"),
+            });
+        }
+        seen.push((canonical.0, canonical.1, item));
         match key {
             "listen" => {
                 listen = Some(value.parse().map_err(|_| {
@@ -418,6 +442,25 @@ mod tests {
             ("delay=10ms", "add rate="),
             ("rate=40mbit,queue=1bdp", "BDP queue needs a delay"),
             ("rate=40mbit,40mbit", "valid keys are"),
+            (
+                "rate=40mbit,rate=20mbit",
+                "rate is given twice (rate=40mbit and rate=20mbit)",
+            ),
+            ("rate=1mbit,up.delay=1ms,uplink.delay=2ms", "given twice"),
+            ("rate=1mbit,state=up,state=down", "state is given twice"),
+            ("rate=40mbit,,delay=1ms", "setting 2 is empty"),
+            ("rate=40mbit,", "setting 2 is empty"),
+            ("", "setting 1 is empty"),
+            (
+                "rate=40mbit,delay=3601s",
+                "`delay` = 3601s: a one-way delay from 0 to 1 hour",
+            ),
+            (
+                "rate=40mbit,delay=1ms,jitter=3601s",
+                "jitter.distribution.max` = 3601s",
+            ),
+            ("rate=2000gbit", "10^12"),
+            ("rate=1mbit,queue=2000000", "10^6"),
         ];
         for (spec, expected) in cases {
             let e = parse_path(spec).unwrap_err().to_string();

@@ -80,25 +80,30 @@ pub struct ClientArgs {
     /// The server (`host:port`); the handshake path's remote unless the first --path names one.
     #[arg(value_name = "SERVER", value_parser = parse_server)]
     pub server: SocketAddr,
-    /// Transfer for this long, in seconds.
-    #[arg(short = 't', long, value_name = "SECS", default_value = "10", value_parser = parse_secs, conflicts_with = "bytes")]
+    /// Transfer for this long, in seconds (more than 0, at most 86400).
+    #[arg(short = 't', long, value_name = "SECS", default_value = "10", value_parser = parse_secs,
+          conflicts_with = "bytes", allow_negative_numbers = true)]
     pub time: f64,
-    /// Transfer this many bytes in total instead (`-n 100M`; suffixes K, M, G, KiB, MiB, GiB).
-    #[arg(short = 'n', long, value_name = "SIZE", value_parser = parse_size)]
+    /// Transfer this many bytes in total instead (`-n 100M`; suffixes K, M, G, T, KiB, MiB, GiB; 1 byte to
+    /// 10^18).
+    #[arg(short = 'n', long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
     pub bytes: Option<u64>,
     /// Download: the server sends.
     #[arg(short = 'R', long)]
     pub reverse: bool,
-    /// Number of parallel streams.
-    #[arg(short = 'P', long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    /// Number of parallel streams, 1 to 1000.
+    #[arg(short = 'P', long, value_name = "N", default_value = "1", value_parser = parse_streams,
+          allow_negative_numbers = true)]
     pub parallel: u16,
-    /// A path `LOCAL[=REMOTE][,backup]`: our address (IP) and the server's (default SERVER), repeatable.
-    /// The first is the handshake path (its LOCAL is the OS's choice unless every path has the same LOCAL);
-    /// the others are opened once the handshake is confirmed. Without --path: one path to SERVER.
+    /// A path `LOCAL[=REMOTE][,backup]`: our address (IP) and the server's (default SERVER), repeatable up
+    /// to 16 times, each pair of addresses once. The first is the handshake path (its LOCAL is the OS's
+    /// choice unless every path has the same LOCAL); the others are opened once the handshake is confirmed.
+    /// Without --path: one path to SERVER.
     #[arg(long = "path", value_name = "LOCAL[=REMOTE][,backup]", value_parser = parse_path)]
     pub paths: Vec<PathSpec>,
-    /// Seconds between per-path report lines (0: none).
-    #[arg(short = 'i', long, value_name = "SECS", default_value = "1", value_parser = parse_interval)]
+    /// Seconds between per-path report lines (0: none; else 0.05 to 3600).
+    #[arg(short = 'i', long, value_name = "SECS", default_value = "1", value_parser = parse_interval,
+          allow_negative_numbers = true)]
     pub interval: f64,
     /// Print the whole report as JSON (intervals and summary) instead of text.
     #[arg(long)]
@@ -158,6 +163,42 @@ pub fn parse_path(s: &str) -> Result<PathSpec, String> {
         remote,
         backup,
     })
+}
+
+/// The most `--path` options: the transport keeps at most 16 path states at once (`max_paths`).
+pub const MAX_PATHS: usize = 16;
+
+/// Checks the `--path` list against the server address: at most [`MAX_PATHS`], and no two paths with the
+/// same pair of addresses (LOCAL and REMOTE, REMOTE defaulting to SERVER): the second would be the same
+/// 4-tuple, which QUIC cannot open as a separate path.
+pub fn check_paths(server: SocketAddr, paths: &[PathSpec]) -> Result<(), String> {
+    if paths.len() > MAX_PATHS {
+        return Err(format!(
+            "--path given {} times: expected 1 to {MAX_PATHS} paths",
+            paths.len()
+        ));
+    }
+    for (k, p) in paths.iter().enumerate() {
+        let pair = (p.local, p.remote.unwrap_or(server));
+        if let Some(first) = paths
+            .iter()
+            .take(k)
+            .position(|q| (q.local, q.remote.unwrap_or(server)) == pair)
+        {
+            return Err(format!(
+                "--path {}={}: paths {first} and {k} use the same pair of addresses; give each path its own \
+                 LOCAL or REMOTE",
+                pair.0.ip(),
+                pair.1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The number of parallel streams: 1 to 1000.
+pub fn parse_streams(s: &str) -> Result<u16, String> {
+    mpquic_netsim::units::parse_int_in(s, 1, 1000).map(|n| u16::try_from(n).unwrap_or(1))
 }
 
 /// Resolves `host:port` to its first address.
@@ -306,6 +347,29 @@ mod tests {
             Cli::try_parse_from(["mpquic-perf", "client", "127.0.0.1:1", "-t", "3", "-n", "1M"]).is_err()
         );
         assert!(Cli::try_parse_from(["mpquic-perf", "client", "127.0.0.1:1", "-P", "0"]).is_err());
+        // A negative number is a bad value of its option, not an unknown argument.
+        for (opt, value) in [("-t", "-5"), ("-n", "-1"), ("-P", "-1"), ("-i", "-1")] {
+            let e = Cli::try_parse_from(["mpquic-perf", "client", "127.0.0.1:1", opt, value])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("invalid value '{value}'")), "{opt}: {e}");
+        }
+    }
+
+    #[test]
+    fn duplicate_or_too_many_paths_are_rejected() {
+        let server: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let p = |s: &str| parse_path(s).unwrap();
+        assert_eq!(
+            check_paths(server, &[p("127.0.0.1"), p("127.0.0.1=127.0.0.1:5001")]),
+            Ok(())
+        );
+        // `127.0.0.1` and `127.0.0.1=SERVER` are the same path.
+        let e = check_paths(server, &[p("127.0.0.1"), p("127.0.0.1=127.0.0.1:5000")]).unwrap_err();
+        assert!(e.contains("paths 0 and 1 use the same pair"), "{e}");
+        let many: Vec<PathSpec> = (0..17).map(|k| p(&format!("127.0.0.{}", k + 1))).collect();
+        let e = check_paths(server, &many).unwrap_err();
+        assert!(e.contains("17 times") && e.contains("1 to 16"), "{e}");
         assert!(Cli::try_parse_from(["mpquic-perf", "server", "--cert", "c.pem"]).is_err());
     }
 }

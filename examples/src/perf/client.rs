@@ -82,7 +82,15 @@ pub async fn run(
 ) -> Result<Report, PerfError> {
     let transport: TransportConfig =
         transport_config(&options.cc, &options.scheduler, options.paths.len(), qlog)?;
-    let endpoint = Endpoint::client(bind_address(options)?)?;
+    let local = bind_address(options)?;
+    let endpoint = Endpoint::client(local).map_err(|source| PerfError::Io {
+        what: if options.paths.is_empty() {
+            format!("cannot bind the client socket to {local}")
+        } else {
+            format!("cannot bind the client socket to {local} (the LOCAL of --path)")
+        },
+        source,
+    })?;
     let first_remote = options.paths.first().and_then(|p| p.1).unwrap_or(options.server);
     let t0 = clock::now();
     let connecting = endpoint.connect_with(
@@ -92,7 +100,11 @@ pub async fn run(
     )?;
     let conn = tokio::time::timeout(Duration::from_secs(10), connecting)
         .await
-        .map_err(|_| PerfError::Timeout("handshake"))??;
+        .map_err(|_| PerfError::Timeout("handshake"))?
+        .map_err(|e| match super::tls::explain_handshake_failure(&e) {
+            Some(words) => PerfError::Handshake(words),
+            None => PerfError::Connection(e),
+        })?;
     let handshake_ms = t0.elapsed().as_secs_f64() * 1e3;
     let start = clock::now();
     let events = Arc::new(Mutex::new(Vec::new()));

@@ -36,12 +36,27 @@ pub enum PerfError {
     /// Inconsistent options.
     #[error("{0}")]
     Usage(String),
-    /// Certificates or keys.
+    /// A file or directory named on the command line cannot be used (certificate, key, CA, qlog
+    /// directory); the message names the option and the file.
+    #[error("{0}")]
+    File(String),
+    /// TLS set-up (the self-signed certificate, the system's roots).
     #[error("TLS: {0}")]
     Tls(String),
-    /// Sockets.
-    #[error("I/O: {0}")]
-    Io(#[from] std::io::Error),
+    /// A socket operation, naming the address.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done, with the address (`cannot bind 10.0.0.9:4433 (--bind)`).
+        what: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Reading a stream through its `AsyncRead` interface failed.
+    #[error("stream read: {0}")]
+    StreamIo(#[from] std::io::Error),
+    /// The handshake failed; the message says why in words (see [`tls::explain_handshake_failure`]).
+    #[error("handshake failed: {0}")]
+    Handshake(String),
     /// Starting the connection.
     #[error("connect: {0}")]
     Connect(#[from] ConnectError),
@@ -96,13 +111,19 @@ pub fn transport_config(
     t.initial_max_path_id = t.initial_max_path_id.map(|m| m.max(wanted));
     if let Some(dir) = qlog {
         // Fail now rather than at the first connection if the directory cannot be made.
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| {
+            PerfError::File(format!(
+                "--qlog {}: cannot create the directory: {e}",
+                dir.display()
+            ))
+        })?;
         t.qlog = Some(mpquic::runtime::qlog_directory(dir));
     }
     Ok(t)
 }
 
-/// Runs the command line; returns the process's exit code (0 success, 1 failure, 2 bad usage).
+/// Runs the command line; returns the process's exit code: 0 success, 1 failure (a socket, the handshake,
+/// the transfer), 2 bad usage (inconsistent options, or a file named by an option that cannot be used).
 pub async fn main_with(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Server(a) => run_server(a).await,
@@ -110,7 +131,7 @@ pub async fn main_with(cli: Cli) -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(PerfError::Usage(e)) => {
+        Err(e @ (PerfError::Usage(_) | PerfError::File(_))) => {
             eprintln!("mpquic-perf: {e}");
             ExitCode::from(2)
         }
@@ -141,11 +162,15 @@ async fn run_server(a: ServerArgs) -> Result<(), PerfError> {
     }
     tokio::select! {
         _ = server.serve() => Ok(()),
-        r = tokio::signal::ctrl_c() => r.map_err(PerfError::Io),
+        r = tokio::signal::ctrl_c() => r.map_err(|source| PerfError::Io {
+            what: "cannot wait for Ctrl-C".to_owned(),
+            source,
+        }),
     }
 }
 
 async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
+    cli::check_paths(a.server, &a.paths).map_err(PerfError::Usage)?;
     let trust = match (&a.ca, a.insecure) {
         (_, true) => tls::Trust::Anyone,
         (Some(path), false) => tls::Trust::PemFile(path),

@@ -82,7 +82,12 @@ impl Server {
         qlog: Option<&std::path::Path>,
     ) -> Result<Server, PerfError> {
         let transport = transport_config(&options.cc, &options.scheduler, 0, qlog)?;
-        let endpoint = Endpoint::server(ServerConfig { tls, transport }, options.bind)?;
+        let endpoint = Endpoint::server(ServerConfig { tls, transport }, options.bind).map_err(|source| {
+            PerfError::Io {
+                what: format!("cannot bind {} (--bind)", options.bind),
+                source,
+            }
+        })?;
         Ok(Server { endpoint, options })
     }
 
