@@ -25,8 +25,9 @@ The server, the link emulator (mpquic-netem) and the client (mpquic-perf) run in
 UDP on 127.0.0.1; run them as separate processes with mpquic-perf and mpquic-netem (see the README)."
 )]
 struct Args {
-    /// Transfer duration in seconds.
-    #[arg(short = 't', long, value_name = "SECS", default_value = "10", value_parser = parse_secs)]
+    /// Transfer duration in seconds (more than 0, at most 86400).
+    #[arg(short = 't', long, value_name = "SECS", default_value = "10", value_parser = parse_secs,
+          allow_negative_numbers = true)]
     time: f64,
     /// Download (the server sends) instead of upload.
     #[arg(short = 'R', long)]
@@ -37,10 +38,12 @@ struct Args {
     /// Scheduler of the sender (`minrtt`, `roundrobin`, `blest`, `ecf`, `redundant`, …).
     #[arg(long, value_name = "NAME[:PARAMS]", default_value = "minrtt", value_parser = parse_scheduler)]
     scheduler: String,
-    /// Parallel streams.
-    #[arg(short = 'P', long, value_name = "N", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=100))]
+    /// Parallel streams, 1 to 100.
+    #[arg(short = 'P', long, value_name = "N", default_value = "1", allow_negative_numbers = true,
+          value_parser = |s: &str| mpquic_netsim::units::parse_int_in(s, 1, 100).map(|n| u16::try_from(n).unwrap_or(1)))]
     parallel: u16,
-    /// An emulated path `RATE/RTT` (repeatable; default: 40mbit/10ms and 20mbit/40ms).
+    /// An emulated path `RATE/RTT` (repeatable up to 16 times; default: 40mbit/10ms and 20mbit/40ms); RATE
+    /// 1bit to 1000gbit, RTT more than 0 and at most 7200s (each direction gets half).
     #[arg(long = "link", value_name = "RATE/RTT", value_parser = parse_link)]
     links: Vec<DemoLink>,
     /// Print the client's report as JSON instead of text.
@@ -52,11 +55,22 @@ fn parse_link(s: &str) -> Result<DemoLink, String> {
     let (rate, rtt) = s
         .split_once('/')
         .ok_or_else(|| format!("`{s}`: expected RATE/RTT, e.g. 40mbit/10ms"))?;
-    Ok(DemoLink {
+    let link = DemoLink {
         rate_bps: parse_rate(rate).map_err(|e| e.to_string())?,
         rtt: parse_duration(rtt).map_err(|e| e.to_string())?,
-    })
+    };
+    if link.rtt.is_zero() {
+        return Err(format!("`{s}`: the RTT must be more than 0"));
+    }
+    // Each direction is a link of the netsim model with half the RTT as its delay: its ranges apply.
+    mpquic_netsim::link::LinkConfig::new(link.rate_bps, link.rtt / 2)
+        .validate()
+        .map_err(|e| format!("`{s}`: {e} (the delay is half the RTT)"))?;
+    Ok(link)
 }
+
+/// The most `--link` options (the transport keeps at most 16 paths).
+const MAX_LINKS: usize = 16;
 
 fn main() -> ExitCode {
     let args: Args = match parse_or_usage_error("mpquic-demo") {
@@ -74,6 +88,13 @@ fn main() -> ExitCode {
         progress: !args.json && std::io::stdout().is_terminal(),
         ..DemoOptions::default()
     };
+    if args.links.len() > MAX_LINKS {
+        eprintln!(
+            "mpquic-demo: --link given {} times: expected 1 to {MAX_LINKS}",
+            args.links.len()
+        );
+        return ExitCode::from(2);
+    }
     if !args.links.is_empty() {
         options.links = args.links;
     }
