@@ -50,8 +50,13 @@ pub fn load_certificates(option: &str, file: &Path) -> Result<Vec<CertificateDer
     }
     for (i, cert) in certs.iter().enumerate() {
         ParsedCertificate::try_from(cert).map_err(|e| {
+            // rustls words this for a peer's certificate ("invalid peer certificate: …"); keep the cause.
+            let cause = match e {
+                rustls::Error::InvalidCertificate(c) => format!("not a valid X.509 certificate ({c})"),
+                other => other.to_string(),
+            };
             PerfError::File(format!(
-                "{}: bad encoding at certificate {} of {} ({option}): {e}",
+                "{}: bad encoding at certificate {} of {} ({option}): {cause}",
                 file.display(),
                 i + 1,
                 certs.len()
