@@ -122,7 +122,7 @@ const MALFORMED: &str = "-----BEGIN CERTIFICATE-----\nAAECAwQFBgcICQ==\n-----END
 fn negative_numbers_name_their_option_and_range() {
     for (args, option, range) in [
         (["-t", "-5"], "--time", "at most 86400"),
-        (["-n", "-1"], "--bytes", "size"),
+        (["-n", "-1"], "--bytes", "1 byte to 10^18"),
         (["-P", "-1"], "--parallel", "1 to 1000"),
         (["-i", "-1"], "--interval", "0.05 to 3600"),
     ] {

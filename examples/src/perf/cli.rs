@@ -224,6 +224,9 @@ pub fn parse_scheduler(s: &str) -> Result<String, String> {
 /// A byte count with an optional decimal (K, M, G, T) or binary (KiB, MiB, GiB) suffix.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("size `{s}` out of range (1 byte to 10^18)"));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -284,6 +287,11 @@ mod tests {
         assert!(parse_size("3X").unwrap_err().contains("valid: K, M, G"));
         assert!(parse_size("0").is_err());
         assert!(parse_size("M").is_err());
+        assert!(
+            parse_size("-1")
+                .unwrap_err()
+                .contains("out of range (1 byte to 10^18)")
+        );
     }
 
     #[test]
