@@ -23,9 +23,12 @@ pub mod event;
 pub mod flow;
 pub mod link;
 pub mod node;
+pub mod quantity;
+pub mod receiver;
 pub mod summary;
 pub mod sweep;
 pub mod topology;
+pub mod workload;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -317,6 +320,7 @@ impl Scenario {
                     ));
                 }
             }
+            flow.validate_application(&field)?;
             if flow.bytes == Some(0) {
                 return Err(ScenarioError::invalid(format!("{field}.bytes"), "must be > 0"));
             }
