@@ -54,7 +54,13 @@ fn parse_with(text: &str, units: &[(&str, u64)], what: &str) -> Result<u64, Stri
     let int: u64 = if int_part.is_empty() {
         0
     } else {
-        int_part.parse().map_err(|_| bad())?
+        int_part.parse().map_err(|e: std::num::ParseIntError| {
+            if *e.kind() == std::num::IntErrorKind::PosOverflow {
+                overflow()
+            } else {
+                bad()
+            }
+        })?
     };
     let mut value = u128::from(int)
         .checked_mul(u128::from(scale))

@@ -10,6 +10,8 @@
 )]
 
 mod multipath;
+mod validation;
+mod workloads;
 
 use std::time::Duration;
 

@@ -108,6 +108,7 @@ fn hand_built() -> (Scenario, RunResult, Recorder) {
                 retransmissions: 7,
                 abandoned: 0,
             }],
+            ..FlowTotals::default()
         },
         FlowTotals {
             active: Duration::from_secs(10),
@@ -123,6 +124,7 @@ fn hand_built() -> (Scenario, RunResult, Recorder) {
                     abandoned: 0,
                 },
             ],
+            ..FlowTotals::default()
         },
     ];
     let result = RunResult::build(&scenario, &topology, &totals, rec.series());
