@@ -86,6 +86,7 @@ pub fn run(data: &[u8]) {
         conn_window: 2 * STREAM_WINDOW,
         max_conn_window: 4 * MAX_STREAM_WINDOW,
         send_buffer: 4096,
+        ..StreamsConfig::default()
     };
     let mut streams = Streams::new(Side::Server, config);
     let mut models: [Model; 8] = Default::default();

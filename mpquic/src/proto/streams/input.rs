@@ -111,7 +111,7 @@ impl Streams {
                 break;
             };
             self.recv
-                .insert(sid, RecvStream::new(window, self.config.max_stream_window));
+                .insert(sid, RecvStream::new(self.config.stream_recv_window(window)));
             if dir == Dir::Bi {
                 self.send
                     .insert(sid, SendStream::new(peer_window, self.config.send_buffer));

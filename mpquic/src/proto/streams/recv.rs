@@ -82,14 +82,14 @@ pub(crate) struct RecvStream {
 }
 
 impl RecvStream {
-    /// A stream with an initial window of `window` bytes that auto-tunes up to `max_window`.
-    pub(crate) fn new(window: u64, max_window: u64) -> Self {
+    /// A stream whose flow control is `window`.
+    pub(crate) fn new(window: RecvWindow) -> Self {
         RecvStream {
             chunks: BTreeMap::new(),
             buffered: 0,
             read_offset: 0,
             final_size: None,
-            window: RecvWindow::new(window, max_window),
+            window,
             reset: None,
             stopped: None,
             released: 0,
@@ -345,7 +345,7 @@ mod tests {
 
     #[test]
     fn overlapping_frames_are_stored_once() {
-        let mut s = RecvStream::new(100, 100);
+        let mut s = RecvStream::new(RecvWindow::new(100, 100));
         let data = Bytes::from_static(b"0123456789");
         s.on_data(2, data.slice(2..5), false).unwrap();
         s.on_data(7, data.slice(7..9), false).unwrap();
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn partial_reads_split_fragments() {
-        let mut s = RecvStream::new(100, 100);
+        let mut s = RecvStream::new(RecvWindow::new(100, 100));
         s.on_data(0, Bytes::from_static(b"abcdef"), false).unwrap();
         assert_eq!(s.read(2).unwrap().unwrap(), &b"ab"[..]);
         assert_eq!(s.read(10).unwrap().unwrap(), &b"cdef"[..]);

@@ -48,6 +48,7 @@ pub(super) fn small(window: u64) -> StreamsConfig {
         conn_window: 4 * window,
         max_conn_window: 4 * window,
         send_buffer: 1 << 20,
+        ..StreamsConfig::default()
     }
 }
 
