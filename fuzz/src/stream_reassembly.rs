@@ -119,7 +119,7 @@ pub fn run(data: &[u8]) {
                 let contradicts = !m.forgotten
                     && (m.final_size.is_some_and(|f| end > f || (fin && end != f))
                         || (fin && end < m.max_end));
-                let result = streams.on_stream_data(id, offset, data, fin);
+                let result = streams.on_stream_data(id, offset, data, fin, now);
                 if result.is_err() {
                     return;
                 }

@@ -52,6 +52,7 @@ pub use send::{StreamFrame, StreamFrameRecord, WriteError};
 use control::{PendingControl, PerStream};
 use flow::{RecvWindow, SendCredit};
 use id::dir_index;
+use reassembly::{Occupancy, Reassembly};
 use recv::RecvStream;
 use send::SendStream;
 
@@ -353,6 +354,8 @@ pub struct Streams {
     opened_event: [bool; 2],
     /// The connection's smoothed RTT, for auto-tuning.
     rtt: Duration,
+    /// Receiver statistics over all receiving streams.
+    reassembly: Reassembly,
 }
 
 impl Streams {
@@ -383,6 +386,7 @@ impl Streams {
             events: VecDeque::new(),
             opened_event: [false; 2],
             rtt: Duration::from_millis(333),
+            reassembly: Reassembly::default(),
         }
     }
 
@@ -408,7 +412,7 @@ impl Streams {
 
     /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay.
     pub fn reassembly_stats(&self) -> ReassemblyStats {
-        ReassemblyStats::default()
+        self.reassembly.stats()
     }
 
     /// Number of STOP_SENDING codes remembered for send parts already removed.
@@ -600,9 +604,10 @@ impl Streams {
     pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
         let rs = self.recv.get_mut(&id).ok_or(ReadError::ClosedStream)?;
         rs.readable_notified = false;
-        let before = rs.fragments();
+        let (before, occupied) = (rs.fragments(), rs.occupancy());
         let read = rs.read(max_len);
         recount(&mut self.recv_fragments, before, rs.fragments());
+        self.reassembly.recount(occupied, rs.occupancy());
         match read {
             Ok(Some(data)) => {
                 let n = data.len() as u64;
@@ -639,9 +644,10 @@ impl Streams {
             self.remove_recv(id);
             return Ok(());
         }
-        let before = rs.fragments();
+        let (before, occupied) = (rs.fragments(), rs.occupancy());
         let released = rs.stop(error_code);
         recount(&mut self.recv_fragments, before, rs.fragments());
+        self.reassembly.recount(occupied, rs.occupancy());
         let settled = rs.stopped_and_settled();
         self.release_conn(released, None);
         if settled {
@@ -751,6 +757,7 @@ impl Streams {
     fn remove_recv(&mut self, id: StreamId) {
         if let Some(rs) = self.recv.remove(&id) {
             self.recv_fragments = self.recv_fragments.saturating_sub(rs.fragments());
+            self.reassembly.recount(rs.occupancy(), Occupancy::default());
             self.on_part_closed(id);
         }
     }
