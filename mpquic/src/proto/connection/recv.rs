@@ -403,7 +403,7 @@ impl Connection {
                 if let Some(p) = self.paths.get_mut(&path_id) {
                     p.stream_bytes_received = p.stream_bytes_received.saturating_add(s.data.len() as u64);
                 }
-                self.streams.on_stream_frame(&s, payload)?
+                self.streams.on_stream_frame(&s, payload, now)?
             }
             Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
             Frame::StopSending(f) => self.streams.on_stop_sending(&f)?,
