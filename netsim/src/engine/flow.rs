@@ -506,8 +506,18 @@ impl Flow {
     /// The receiving end's reassembly statistics (out-of-order and unread bytes, head-of-line delay), if
     /// its connection exists.
     pub fn reassembly(&self) -> Option<ReceiverTotals> {
-        let _ = self.receiver_conn()?;
-        Some(ReceiverTotals::default())
+        let r = self.receiver_conn()?.stats().reassembly;
+        Some(ReceiverTotals {
+            out_of_order_bytes: r.out_of_order_bytes,
+            max_out_of_order_bytes: r.max_out_of_order_bytes,
+            unread_bytes: r.unread_bytes,
+            max_unread_bytes: r.max_unread_bytes,
+            bytes: r.bytes,
+            out_of_order: r.out_of_order,
+            hol_delay_mean: r.hol_delay_mean,
+            hol_delay_p95: r.hol_delay_p95,
+            hol_delay_max: r.hol_delay_max,
+        })
     }
 
     /// The receiver's buffers now, for the recorder (`None` unless the flow is active and reports receiver

@@ -48,7 +48,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use mpquic::proto::connection::TransportConfig;
-use mpquic::proto::streams::StreamsConfig;
+use mpquic::proto::streams::{StreamsConfig, WindowPolicy};
 
 use crate::link::{LinkStats, OutageEpoch};
 use crate::metrics::{PathSeries, Recorder};
@@ -237,8 +237,22 @@ pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
         return base;
     };
     let w = spec.windows();
-    let _ = (w, Policy::Fixed);
-    StreamsConfig { ..base }
+    StreamsConfig {
+        window_policy: match w.policy {
+            Policy::Fixed => WindowPolicy::Fixed,
+            Policy::Auto => WindowPolicy::Auto,
+            Policy::Linux => WindowPolicy::Linux,
+        },
+        stream_window_bidi_local: w.window,
+        stream_window_bidi_remote: w.window,
+        stream_window_uni: w.window,
+        max_stream_window: w.max_window,
+        min_stream_window: w.min_window.unwrap_or(base.min_stream_window),
+        conn_window: w.conn_window,
+        max_conn_window: w.max_conn_window,
+        min_conn_window: w.min_conn_window.unwrap_or(base.min_conn_window),
+        ..base
+    }
 }
 
 /// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
