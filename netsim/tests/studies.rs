@@ -302,3 +302,40 @@ fn every_quick_study_runs_and_writes_its_report() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn explore_c_quick() {
+    for (name, part) in [
+        ("c", "c2"),
+        ("c", "c2_web"),
+        ("c", "c2_video"),
+        ("d4", "web"),
+        ("d4", "video"),
+        ("d4", "multipath"),
+    ] {
+        let t0 = std::time::Instant::now();
+        let runs = quick_runs(name, part, |_| true, &[1]);
+        println!("{name}/{part}: {:.1} s wall", t0.elapsed().as_secs_f64());
+        for (settings, _, r) in &runs {
+            let f = &r.flows[0];
+            println!(
+                "  {settings:?}: {:.2} Mbit/s retx {} paths {:?} rx {:?} obj {:?} video {:?}",
+                f.goodput_bps.unwrap_or(0.0) / 1e6,
+                f.retransmissions,
+                f.paths
+                    .iter()
+                    .map(|p| p.goodput_bps.unwrap_or(0.0) / 1e6)
+                    .collect::<Vec<_>>(),
+                f.receiver.as_ref().map(|x| (
+                    x.hol_delay_mean_ms,
+                    x.hol_delay_p95_ms,
+                    x.reassembly_peak_bytes
+                )),
+                f.objects.as_ref().map(|o| (o.count, o.fct_p50_ms, o.fct_p95_ms)),
+                f.video
+                    .as_ref()
+                    .map(|v| (v.chunks, v.chunk_time_mean_ms, v.stall_s)),
+            );
+        }
+    }
+}
