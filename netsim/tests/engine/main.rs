@@ -10,6 +10,7 @@
 )]
 
 mod multipath;
+mod schedulers;
 mod validation;
 mod workloads;
 
