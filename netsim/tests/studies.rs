@@ -311,6 +311,15 @@ fn every_quick_study_runs_and_writes_its_report() {
             );
         }
         assert!(text.contains("Goodput (mean ± sd across seeds)"), "{text}");
+        if s.header.name == "c" || s.header.name == "d4" {
+            // Linux-like receivers everywhere, FCTs and stalls in the workload parts.
+            assert!(text.contains("Receiver and application"), "{text}");
+            assert!(
+                text.contains("mp HoL p95 ms") && text.contains("mp FCT p95 ms"),
+                "{text}"
+            );
+            assert!(text.contains("mp stall s"), "{text}");
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
