@@ -5,24 +5,15 @@ use mpquic_netsim::Scenario;
 use mpquic_netsim::engine::Engine;
 use mpquic_netsim::results::FlowResult;
 
-/// A dual-homed client and server joined by two disjoint links: `fast` (`rate_f` bit/s, `delay_f_ms` one
-/// way) and `slow` (`rate_s`, `delay_s_ms`), each with a one-BDP queue and no loss, and one bulk flow over
-/// both with scheduler `sched`, controller `cc` and the extra flow keys `extra`.
-fn two_paths(
-    rate_f: u64,
-    delay_f_ms: u64,
-    rate_s: u64,
-    delay_s_ms: u64,
-    secs: u64,
-    sched: &str,
-    cc: &str,
-    extra: &str,
-) -> Scenario {
+/// A dual-homed client and server joined by two disjoint links with a 1:8 RTT ratio, `fast` (20 Mbit/s,
+/// 5 ms one way) and `slow` (20 Mbit/s, 40 ms), each with a one-BDP queue and no loss, and one 6 s CUBIC
+/// bulk flow over both with scheduler `sched` and the extra flow keys `extra`.
+fn two_paths(sched: &str, extra: &str) -> Scenario {
     let text = format!(
         r#"
 [scenario]
 name = "sched"
-duration = "{secs}s"
+duration = "6s"
 sample_interval = "100ms"
 seed = 2
 
@@ -36,19 +27,19 @@ interfaces = [{{ name = "a" }}, {{ name = "b" }}]
 
 [links.fast]
 between = ["client.a", "server.a"]
-rate_bps = {rate_f}
-delay = "{delay_f_ms}ms"
+rate_bps = 20_000_000
+delay = "5ms"
 
 [links.slow]
 between = ["client.b", "server.b"]
-rate_bps = {rate_s}
-delay = "{delay_s_ms}ms"
+rate_bps = 20_000_000
+delay = "40ms"
 
 [[flows]]
 name = "mp"
 from = "client"
 to = "server"
-cc = "{cc}"
+cc = "cubic"
 sched = "{sched}"
 paths = [{{ route = ["fast"] }}, {{ route = ["slow"] }}]
 {extra}
@@ -80,11 +71,7 @@ fn flow(s: Scenario) -> FlowResult {
 #[test]
 fn blest_and_ecf_cut_head_of_line_delay_against_minrtt_with_a_small_window() {
     let window = r#"receiver = { policy = "fixed", window = "50kB", conn_window = "50kB" }"#;
-    let run = |sched: &str| {
-        flow(two_paths(
-            20_000_000, 5, 20_000_000, 40, 6, sched, "cubic", window,
-        ))
-    };
+    let run = |sched: &str| flow(two_paths(sched, window));
     let minrtt = run("minrtt");
     let m = minrtt.receiver.clone().unwrap();
     println!("minrtt: {:.2} Mbit/s, {m:?}", minrtt.goodput_bps.unwrap() / 1e6);
