@@ -673,6 +673,17 @@ impl Streams {
         self.recv.get(&id).map(|rs| rs.window.window())
     }
 
+    /// The limit advertised to the peer for stream `id` (its MAX_STREAM_DATA, sent or about to be): the
+    /// peer may send up to this offset.
+    pub fn recv_limit(&self, id: StreamId) -> Option<u64> {
+        self.recv.get(&id).map(|rs| rs.window.advertised())
+    }
+
+    /// The connection-level limit advertised to the peer (its MAX_DATA, sent or about to be).
+    pub fn conn_recv_limit(&self) -> u64 {
+        self.conn_recv.advertised()
+    }
+
     /// The receive-window policy of `id`.
     pub fn recv_window_policy(&self, id: StreamId) -> Option<WindowPolicy> {
         self.recv.get(&id).map(|rs| rs.window.policy())
