@@ -212,3 +212,40 @@ fn config_ranges_are_validated_with_the_field_named() {
         "min_conn_window = 1073741824 is above max_conn_window = 25165824"
     );
 }
+
+#[test]
+fn linux_measures_over_the_slowest_path_rtt() {
+    // Last path's RTT 10 ms, slowest path 100 ms: the Linux policy measures once per 100 ms. 10 000 bytes
+    // arrive and are read at 0, 50 and 100 ms. The read at 0 starts the measurement; at 50 ms only 50 ms
+    // passed; at 100 ms the reader consumed 20 000 bytes since the start: window = 2 · 20 000 + 19 200 =
+    // 59 200, and the limit consumed + window = 30 000 + 59 200 = 89 200. (Measuring over 10 ms would have
+    // grown it at 50 ms already, to 2 · 10 000 + 19 200 = 39 200.)
+    let cfg = StreamsConfig {
+        window_policy: WindowPolicy::Linux,
+        stream_window_uni: 10_000,
+        max_stream_window: 1_000_000,
+        conn_window: 1_000_000,
+        max_conn_window: 4_000_000,
+        ..small(10_000)
+    };
+    let (_, mut s) = pair(small(10_000), cfg);
+    s.set_rtt(Duration::from_millis(10));
+    s.set_sizing_rtt(Duration::from_millis(100));
+    let id = sid(Side::Client, Dir::Uni, 0);
+    let t = t0();
+    let mut windows = Vec::new();
+    for k in 0..3u32 {
+        let at = t + Duration::from_millis(50) * k;
+        s.on_stream_data(
+            id,
+            10_000 * u64::from(k),
+            Bytes::from(vec![1u8; 10_000]),
+            false,
+            at,
+        )
+        .unwrap();
+        while let Ok(Some(_)) = s.read(id, usize::MAX, at) {}
+        windows.push((s.recv_window(id).unwrap(), s.recv_limit(id).unwrap()));
+    }
+    assert_eq!(windows, [(10_000, 20_000), (10_000, 30_000), (59_200, 89_200)]);
+}
