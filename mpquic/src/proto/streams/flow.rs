@@ -1,11 +1,15 @@
 //! Flow control (RFC 9000 §4): the credit the peer gave us ([`SendCredit`]) and the window we give the peer
 //! ([`RecvWindow`]), each used once per stream and once for the connection.
 //!
-//! Receive windows are auto-tuned: when an update is due (less than half the window is left, counted from
-//! what the application consumed) and the previous update is less than two round-trip times old, the
-//! consumer is draining the window faster than the peer can refill it across one round trip, so the window
-//! limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the window, so
-//! memory follows the application's reading rate. This is the scheme of quiche and Chromium.
+//! Whatever the policy, an update is due when less than half the window is left (counted from what the
+//! application consumed), and the new limit is `consumed + window`. How the window grows depends on its
+//! [`WindowPolicy`]:
+//! - `Auto`: when an update is due and the previous update is less than two round-trip times old, the
+//!   consumer is draining the window faster than the peer can refill it across one round trip, so the
+//!   window limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the
+//!   window, so memory follows the application's reading rate. This is the scheme of quiche and Chromium.
+//! - `Linux`: dynamic right-sizing after Linux's `tcp_rcv_space_adjust` ([`RecvWindow::consume`]).
+//! - `Fixed`: the window never changes.
 
 use std::time::{Duration, Instant};
 

@@ -102,8 +102,12 @@ pub enum StreamsConfigError {
     },
 }
 
-/// Limits and buffer sizes of the stream layer. The `max_*_streams` and `*_window` values are what we
-/// advertise in our transport parameters ([`StreamsConfig::apply_to`]).
+/// Limits and buffer sizes of the stream layer. The `max_*_streams` and initial `*_window` values are what
+/// we advertise in our transport parameters ([`StreamsConfig::apply_to`]; under [`WindowPolicy::Linux`]
+/// an initial window below its minimum is advertised as the minimum). Every window ranges over 0 to
+/// [`MAX_WINDOW`] (2^62 − 1) with each minimum at most its maximum ([`StreamsConfig::validate`]; a
+/// connection refuses to start with a configuration outside them). See `docs/receive-windows.md` for the
+/// policies, the defaults and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamsConfig {
     /// How many bidirectional streams the peer may have open at once (initial_max_streams_bidi).
@@ -354,6 +358,8 @@ pub struct Streams {
     opened_event: [bool; 2],
     /// The connection's smoothed RTT, for auto-tuning.
     rtt: Duration,
+    /// The largest smoothed RTT over the paths, for the Linux policy ([`Streams::set_sizing_rtt`]).
+    sizing_rtt: Option<Duration>,
     /// Receiver statistics over all receiving streams.
     reassembly: Reassembly,
 }
@@ -386,6 +392,7 @@ impl Streams {
             events: VecDeque::new(),
             opened_event: [false; 2],
             rtt: Duration::from_millis(333),
+            sizing_rtt: None,
             reassembly: Reassembly::default(),
         }
     }
@@ -441,9 +448,25 @@ impl Streams {
         }
     }
 
-    /// Updates the RTT estimate used by window auto-tuning.
+    /// Updates the RTT estimate used by window auto-tuning ([`WindowPolicy::Auto`]): the smoothed RTT of
+    /// the path whose acknowledgement arrived last.
     pub fn set_rtt(&mut self, rtt: Duration) {
         self.rtt = rtt;
+    }
+
+    /// Updates the measurement period of [`WindowPolicy::Linux`]'s right-sizing: the largest smoothed RTT
+    /// over the connection's paths (one path: its smoothed RTT).
+    pub fn set_sizing_rtt(&mut self, rtt: Duration) {
+        self.sizing_rtt = Some(rtt);
+    }
+
+    /// The RTT a window with `policy` is tuned with, from the `rtt` and `sizing_rtt` fields: the Linux
+    /// policy's measurement period falls back to the last path's RTT until [`Streams::set_sizing_rtt`].
+    fn tuning_rtt(policy: WindowPolicy, rtt: Duration, sizing_rtt: Option<Duration>) -> Duration {
+        match policy {
+            WindowPolicy::Linux => sizing_rtt.unwrap_or(rtt),
+            WindowPolicy::Fixed | WindowPolicy::Auto => rtt,
+        }
     }
 
     /// Which endpoint we are.
@@ -611,7 +634,8 @@ impl Streams {
         match read {
             Ok(Some(data)) => {
                 let n = data.len() as u64;
-                if rs.window.consume(n, Some(now), self.rtt) && rs.wants_credit() {
+                let rtt = Self::tuning_rtt(rs.window.policy(), self.rtt, self.sizing_rtt);
+                if rs.window.consume(n, Some(now), rtt) && rs.wants_credit() {
                     self.pending.per_stream.insert((PerStream::MaxStreamData, id));
                 }
                 // The connection window must not be what holds back a single stream.
@@ -673,6 +697,17 @@ impl Streams {
         self.recv.get(&id).map(|rs| rs.window.window())
     }
 
+    /// The limit advertised to the peer for stream `id` (its MAX_STREAM_DATA, sent or about to be): the
+    /// peer may send up to this offset.
+    pub fn recv_limit(&self, id: StreamId) -> Option<u64> {
+        self.recv.get(&id).map(|rs| rs.window.advertised())
+    }
+
+    /// The connection-level limit advertised to the peer (its MAX_DATA, sent or about to be).
+    pub fn conn_recv_limit(&self) -> u64 {
+        self.conn_recv.advertised()
+    }
+
     /// The receive-window policy of `id`.
     pub fn recv_window_policy(&self, id: StreamId) -> Option<WindowPolicy> {
         self.recv.get(&id).map(|rs| rs.window.policy())
@@ -721,7 +756,8 @@ impl Streams {
 
     /// Gives `n` bytes of connection credit back; queues MAX_DATA when due.
     fn release_conn(&mut self, n: u64, now: Option<Instant>) {
-        if n > 0 && self.conn_recv.consume(n, now, self.rtt) {
+        let rtt = Self::tuning_rtt(self.conn_recv.policy(), self.rtt, self.sizing_rtt);
+        if n > 0 && self.conn_recv.consume(n, now, rtt) {
             self.pending.max_data = true;
         }
     }

@@ -417,6 +417,7 @@ impl RecvStream {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests take a wall-clock base instant once
 mod tests {
     use super::*;
 

@@ -13,6 +13,8 @@ use crate::proto::frame::{Frame, ResetStream, StopSending, decode_frames};
 
 mod behaviour;
 mod proptests;
+mod reassembly;
+mod windows;
 
 pub(super) fn v(x: u64) -> VarInt {
     VarInt::from_u64(x).unwrap()
