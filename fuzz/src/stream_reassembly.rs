@@ -86,6 +86,7 @@ pub fn run(data: &[u8]) {
         conn_window: 2 * STREAM_WINDOW,
         max_conn_window: 4 * MAX_STREAM_WINDOW,
         send_buffer: 4096,
+        ..StreamsConfig::default()
     };
     let mut streams = Streams::new(Side::Server, config);
     let mut models: [Model; 8] = Default::default();
@@ -118,7 +119,7 @@ pub fn run(data: &[u8]) {
                 let contradicts = !m.forgotten
                     && (m.final_size.is_some_and(|f| end > f || (fin && end != f))
                         || (fin && end < m.max_end));
-                let result = streams.on_stream_data(id, offset, data, fin);
+                let result = streams.on_stream_data(id, offset, data, fin, now);
                 if result.is_err() {
                     return;
                 }

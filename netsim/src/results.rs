@@ -10,7 +10,11 @@
 //!   direction crossed by at least two paths and that is the slowest link of at least one of them, across
 //!   the goodputs of the paths that cross it;
 //! - aggregate benefit of every multipath flow, and its MP/SP ratio against the mean goodput of the
-//!   single-path flows that share a bottleneck with it (none: `None`).
+//!   single-path flows that share a bottleneck with it (none: `None`);
+//! - for flows that report them (a `receiver` section or a workload other than bulk): the receiving end's
+//!   head-of-line delay and buffer peaks ([`ReceiverResult`]), the flow completion times of a request
+//!   workload ([`ObjectsResult`]) and the chunk times and stalls of a video ([`VideoResult`]). These keys are
+//!   absent from the JSON of other flows.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -32,6 +36,40 @@ pub struct PathTotals {
     pub abandoned: u32,
 }
 
+/// The receiving end's reassembly statistics at the end of a run (the library's `ReassemblyStats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverTotals {
+    /// Bytes waiting above a gap now.
+    pub out_of_order_bytes: u64,
+    /// Peak of `out_of_order_bytes`: the reassembly buffer's peak.
+    pub max_out_of_order_bytes: u64,
+    /// Bytes received and not read now.
+    pub unread_bytes: u64,
+    /// Peak of `unread_bytes`.
+    pub max_unread_bytes: u64,
+    /// New stream bytes received.
+    pub bytes: u64,
+    /// Of those, bytes that arrived above a gap.
+    pub out_of_order: u64,
+    /// Byte-weighted mean head-of-line delay.
+    pub hol_delay_mean: Duration,
+    /// 95th percentile of the head-of-line delay.
+    pub hol_delay_p95: Duration,
+    /// Largest head-of-line delay.
+    pub hol_delay_max: Duration,
+}
+
+/// What the engine measured on a video flow.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VideoTotals {
+    /// Bytes of one chunk.
+    pub chunk_bytes: u64,
+    /// Download time of each chunk (request to last byte read), in order.
+    pub chunk_times: Vec<Duration>,
+    /// The playback model's result ([`metrics::app::playback`]).
+    pub playback: metrics::app::Playback,
+}
+
 /// What the engine measured on one flow.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlowTotals {
@@ -39,6 +77,12 @@ pub struct FlowTotals {
     pub active: Duration,
     /// Per path, in scenario order.
     pub paths: Vec<PathTotals>,
+    /// The receiving end's statistics, for flows that report them.
+    pub receiver: Option<ReceiverTotals>,
+    /// The completion time of each object of a request workload, in order (`None`: not such a flow).
+    pub objects: Option<Vec<Duration>>,
+    /// A video flow's chunks and playback.
+    pub video: Option<VideoTotals>,
 }
 
 /// Results of one path.
@@ -68,6 +112,112 @@ pub struct PathResult {
     pub rtt_p95_ms: Option<f64>,
 }
 
+/// The receiving end of a flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReceiverResult {
+    /// Mean head-of-line delay (byte-weighted), ms: how long received bytes waited above a gap.
+    pub hol_delay_mean_ms: f64,
+    /// 95th percentile of the head-of-line delay, ms.
+    pub hol_delay_p95_ms: f64,
+    /// Largest head-of-line delay, ms.
+    pub hol_delay_max_ms: f64,
+    /// Peak of the reassembly buffer (bytes waiting above a gap).
+    pub reassembly_peak_bytes: u64,
+    /// Peak of the bytes received and not yet read.
+    pub unread_peak_bytes: u64,
+    /// Fraction of the received bytes that arrived above a gap (`None` when nothing was received).
+    pub out_of_order_fraction: Option<f64>,
+}
+
+/// Flow completion times of a request workload.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObjectsResult {
+    /// Objects completed.
+    pub count: usize,
+    /// Mean FCT, ms (`None` without objects; likewise below).
+    pub fct_mean_ms: Option<f64>,
+    /// Median FCT (nearest rank), ms.
+    pub fct_p50_ms: Option<f64>,
+    /// 95th percentile FCT, ms.
+    pub fct_p95_ms: Option<f64>,
+    /// 99th percentile FCT, ms.
+    pub fct_p99_ms: Option<f64>,
+    /// Largest FCT, ms.
+    pub fct_max_ms: Option<f64>,
+}
+
+/// Chunks and playback of a video flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VideoResult {
+    /// Chunks downloaded in full.
+    pub chunks: usize,
+    /// Bytes of one chunk.
+    pub chunk_bytes: u64,
+    /// Mean chunk download time, ms (`None` without chunks; likewise below).
+    pub chunk_time_mean_ms: Option<f64>,
+    /// 95th percentile chunk download time, ms.
+    pub chunk_time_p95_ms: Option<f64>,
+    /// Largest chunk download time, ms.
+    pub chunk_time_max_ms: Option<f64>,
+    /// Time to the first chunk (playback start), ms.
+    pub startup_ms: Option<f64>,
+    /// Total stall time after playback started, s.
+    pub stall_s: f64,
+    /// Number of stalls.
+    pub stalls: u32,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl ReceiverResult {
+    /// The result of `t`.
+    #[allow(clippy::cast_precision_loss)]
+    pub fn from_totals(t: &ReceiverTotals) -> ReceiverResult {
+        ReceiverResult {
+            hol_delay_mean_ms: ms(t.hol_delay_mean),
+            hol_delay_p95_ms: ms(t.hol_delay_p95),
+            hol_delay_max_ms: ms(t.hol_delay_max),
+            reassembly_peak_bytes: t.max_out_of_order_bytes,
+            unread_peak_bytes: t.max_unread_bytes,
+            out_of_order_fraction: (t.bytes > 0).then(|| t.out_of_order as f64 / t.bytes as f64),
+        }
+    }
+}
+
+impl ObjectsResult {
+    /// The statistics of the completion times `fct`.
+    pub fn from_times(fct: &[Duration]) -> ObjectsResult {
+        let st = metrics::app::TimeStats::of(fct);
+        ObjectsResult {
+            count: fct.len(),
+            fct_mean_ms: st.map(|s| s.mean_ms),
+            fct_p50_ms: st.map(|s| s.p50_ms),
+            fct_p95_ms: st.map(|s| s.p95_ms),
+            fct_p99_ms: st.map(|s| s.p99_ms),
+            fct_max_ms: st.map(|s| s.max_ms),
+        }
+    }
+}
+
+impl VideoResult {
+    /// The result of `t`.
+    pub fn from_totals(t: &VideoTotals) -> VideoResult {
+        let st = metrics::app::TimeStats::of(&t.chunk_times);
+        VideoResult {
+            chunks: t.chunk_times.len(),
+            chunk_bytes: t.chunk_bytes,
+            chunk_time_mean_ms: st.map(|s| s.mean_ms),
+            chunk_time_p95_ms: st.map(|s| s.p95_ms),
+            chunk_time_max_ms: st.map(|s| s.max_ms),
+            startup_ms: t.playback.startup.map(ms),
+            stall_s: t.playback.stall.as_secs_f64(),
+            stalls: t.playback.stalls,
+        }
+    }
+}
+
 /// Results of one flow.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FlowResult {
@@ -91,6 +241,15 @@ pub struct FlowResult {
     pub mp_sp_ratio: Option<f64>,
     /// Per path.
     pub paths: Vec<PathResult>,
+    /// The receiving end (flows with a `receiver` section or a workload other than bulk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<ReceiverResult>,
+    /// Flow completion times (request workloads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objects: Option<ObjectsResult>,
+    /// Chunks and stalls (video workloads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoResult>,
 }
 
 /// Fairness on one bottleneck.
@@ -182,6 +341,9 @@ impl RunResult {
                 },
                 mp_sp_ratio: None,
                 paths,
+                receiver: t.receiver.as_ref().map(ReceiverResult::from_totals),
+                objects: t.objects.as_deref().map(ObjectsResult::from_times),
+                video: t.video.as_ref().map(VideoResult::from_totals),
             });
         }
 

@@ -56,5 +56,7 @@ pub use crate::proto::connection::{
     PreferredAddressConfig, SendDatagramError, ServerConfig, TransportConfig,
 };
 pub use crate::proto::endpoint::EndpointLimits;
-pub use crate::proto::streams::StreamId;
+pub use crate::proto::streams::{
+    ReassemblyStats, SetWindowError, StreamId, StreamsConfig, StreamsConfigError, WindowPolicy,
+};
 pub use crate::sched::PathStatus;

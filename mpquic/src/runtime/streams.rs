@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::proto::coding::VarInt;
 use crate::proto::connection::ConnectionError;
-use crate::proto::streams::{self, StreamId};
+use crate::proto::streams::{self, SetWindowError, StreamId, WindowPolicy};
 
 use super::clock;
 use super::connection::ConnRef;
@@ -359,6 +359,26 @@ impl RecvStream {
             out.extend_from_slice(&chunk);
         }
         Ok(out)
+    }
+
+    /// Changes how this stream's receive window grows from now on: the [`WindowPolicy`] and the window's
+    /// maximum (1 to 2^62 − 1 bytes; [`WindowPolicy::Fixed`] makes the window exactly `max_window`). The
+    /// limit already advertised never decreases; a larger window is advertised to the peer at once.
+    /// Fails with [`SetWindowError::ClosedStream`] once the stream's end was taken from the connection.
+    pub fn set_receive_window(
+        &mut self,
+        max_window: u64,
+        policy: WindowPolicy,
+    ) -> Result<(), SetWindowError> {
+        let r = self
+            .conn
+            .lock()
+            .conn
+            .set_stream_receive_window(self.id, max_window, policy);
+        if r.is_ok() {
+            self.conn.credit_released();
+        }
+        r
     }
 
     /// Asks the peer to stop sending (STOP_SENDING) with an application error code.

@@ -4,7 +4,9 @@
 //! - the [`network`] builds a [`crate::Link`] per link direction and forwards datagrams hop by hop along
 //!   their path's route;
 //! - each [`flow`] is a client mpquic endpoint and connection on its `from` host and a server endpoint on its
-//!   `to` host, with a bulk sender and a checking receiver (upload or download);
+//!   `to` host, with a bulk sender and a checking receiver (upload or download), or a request/response or
+//!   video workload ([`objects`]); the receiving application may read at a limited rate ([`reader`]) and
+//!   its connection's receive windows follow the flow's `receiver` settings;
 //! - a path with `spoof` carries a third host's address: datagrams the server sends to it follow the path's
 //!   reverse route to that host, which counts them and answers nothing ([`Engine::spoofed_traffic`], the
 //!   measure of the anti-amplification attack tests);
@@ -33,8 +35,11 @@
 pub mod clock;
 pub mod flow;
 pub mod network;
+pub mod objects;
 pub mod paths;
+pub mod pattern;
 pub mod queue;
+pub mod reader;
 pub mod sampling;
 pub mod tls;
 
@@ -43,16 +48,17 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use mpquic::proto::connection::TransportConfig;
-use mpquic::proto::streams::StreamsConfig;
+use mpquic::proto::streams::{StreamsConfig, WindowPolicy};
 
 use crate::link::{LinkStats, OutageEpoch};
 use crate::metrics::{PathSeries, Recorder};
-use crate::results::{FlowTotals, PathTotals, RunResult};
-use crate::scenario::{Direction, Scenario, Topology};
+use crate::results::{FlowTotals, PathTotals, RunResult, VideoTotals};
+use crate::scenario::receiver::{self, Policy, ReceiverSpec};
+use crate::scenario::{Direction, FlowKind, Scenario, Topology};
 use crate::time::SimTime;
 
 use clock::Clock;
-use flow::{Flow, FlowSetup, Outgoing, PathSetup};
+use flow::{AppSetup, Flow, FlowSetup, Outgoing, PathSetup};
 use network::{LinkIndex, Network};
 use queue::EventQueue;
 
@@ -212,27 +218,55 @@ pub struct Engine {
 /// Most buffers kept in the pool.
 const POOL_MAX: usize = 4096;
 
+/// The stream settings of a flow: the simulator's generous windows (16 MiB, growing to 64 MiB with the
+/// library's default policy) and a 16 MiB send buffer, or the windows and policy of the flow's `receiver`
+/// section (its absent fields keep the simulator's values; absent floors are the library's).
+pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
+    const MIB: u64 = 1024 * 1024;
+    let base = StreamsConfig {
+        stream_window_bidi_local: receiver::DEFAULT_WINDOW,
+        stream_window_bidi_remote: receiver::DEFAULT_WINDOW,
+        stream_window_uni: receiver::DEFAULT_WINDOW,
+        max_stream_window: receiver::DEFAULT_MAX_WINDOW,
+        conn_window: receiver::DEFAULT_WINDOW,
+        max_conn_window: receiver::DEFAULT_MAX_WINDOW,
+        send_buffer: 16 * MIB,
+        ..StreamsConfig::default()
+    };
+    let Some(spec) = receiver else {
+        return base;
+    };
+    let w = spec.windows();
+    StreamsConfig {
+        window_policy: match w.policy {
+            Policy::Fixed => WindowPolicy::Fixed,
+            Policy::Auto => WindowPolicy::Auto,
+            Policy::Linux => WindowPolicy::Linux,
+        },
+        stream_window_bidi_local: w.window,
+        stream_window_bidi_remote: w.window,
+        stream_window_uni: w.window,
+        max_stream_window: w.max_window,
+        min_stream_window: w.min_window.unwrap_or(base.min_stream_window),
+        conn_window: w.conn_window,
+        max_conn_window: w.max_conn_window,
+        min_conn_window: w.min_conn_window.unwrap_or(base.min_conn_window),
+        ..base
+    }
+}
+
 /// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
 /// studies are about congestion control, so flow control must never be the limit), no idle timeout (a
 /// long outage must not end a connection before the scenario does), and for a flow with several paths
 /// multipath with room for twice as many path IDs (abandoned paths are re-opened under new IDs; each
-/// abandoned ID lets the peer raise the limit by one).
-fn transport_config(cc: &str, sched: &str, paths: usize) -> TransportConfig {
-    const MIB: u64 = 1024 * 1024;
+/// abandoned ID lets the peer raise the limit by one). A flow's `receiver` section replaces the windows
+/// and their policy ([`streams_config`]).
+fn transport_config(cc: &str, sched: &str, paths: usize, receiver: Option<&ReceiverSpec>) -> TransportConfig {
     TransportConfig {
         max_idle_timeout: Duration::ZERO,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),
-        streams: StreamsConfig {
-            stream_window_bidi_local: 16 * MIB,
-            stream_window_bidi_remote: 16 * MIB,
-            stream_window_uni: 16 * MIB,
-            max_stream_window: 64 * MIB,
-            conn_window: 16 * MIB,
-            max_conn_window: 64 * MIB,
-            send_buffer: 16 * MIB,
-            ..StreamsConfig::default()
-        },
+        streams: streams_config(receiver),
         initial_max_path_id: (paths > 1)
             .then(|| u32::try_from(paths.saturating_mul(2)).unwrap_or(u32::MAX).max(8)),
         ..TransportConfig::default()
@@ -299,12 +333,27 @@ impl Engine {
                 download: spec.direction == crate::scenario::TransferDirection::Download,
                 paths: path_setups,
                 policy,
+                app: match spec.kind {
+                    FlowKind::Bulk => AppSetup::Bulk,
+                    FlowKind::Requests => AppSetup::Requests(spec.requests.clone().unwrap_or_default()),
+                    FlowKind::Video => match &spec.video {
+                        Some(v) => AppSetup::Video(v.clone()),
+                        None => {
+                            return Err(EngineError::Setup(format!(
+                                "flow {}: no `video` table",
+                                spec.name
+                            )));
+                        }
+                    },
+                },
+                read_rate: spec.receiver.as_ref().and_then(|r| r.read_rate),
+                receiver_stats: spec.receiver.is_some() || spec.kind != FlowKind::Bulk,
             };
             let multipath = setup.is_multipath();
             // Paths reached by migration are the first path moved elsewhere: they do not count towards
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
-            let config = transport_config(&spec.cc, &spec.sched, opened);
+            let config = transport_config(&spec.cc, &spec.sched, opened, spec.receiver.as_ref());
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));
@@ -735,9 +784,29 @@ impl Engine {
                         },
                     )
                     .collect();
+                let times = || {
+                    flow.object_records()
+                        .iter()
+                        .map(|r| r.done.saturating_duration_since(r.requested))
+                        .collect::<Vec<_>>()
+                };
                 FlowTotals {
                     active: end.saturating_duration_since(s.start),
                     paths,
+                    receiver: if s.receiver_stats {
+                        Some(flow.reassembly().unwrap_or_default())
+                    } else {
+                        None
+                    },
+                    objects: matches!(s.app, AppSetup::Requests(_)).then(times),
+                    video: match &s.app {
+                        AppSetup::Video(v) => Some(VideoTotals {
+                            chunk_bytes: v.chunk_bytes(),
+                            chunk_times: times(),
+                            playback: flow.playback(end).unwrap_or_default(),
+                        }),
+                        _ => None,
+                    },
                 }
             })
             .collect()

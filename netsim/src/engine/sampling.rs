@@ -2,9 +2,10 @@
 //!
 //! Per scenario path the recorder gets the client's view of the connection path carrying it
 //! (`Connection::path_stats`: window, smoothed RTT, bytes in flight, the controller's metrics) and the
-//! application bytes attributed to it so far, from which it derives throughput ([`super::paths`]).
+//! application bytes attributed to it so far, from which it derives throughput ([`super::paths`]); per flow
+//! that reports receiver statistics, the receiving end's out-of-order and unread bytes.
 
-use crate::metrics::{PathSample, SampleSource};
+use crate::metrics::{PathSample, ReceiverSample, SampleSource};
 
 use super::flow::Flow;
 
@@ -18,5 +19,9 @@ pub struct Source<'a> {
 impl SampleSource for Source<'_> {
     fn path_sample(&self, flow: usize, path: usize) -> Option<PathSample> {
         self.flows.get(flow)?.path_sample(path)
+    }
+
+    fn receiver_sample(&self, flow: usize) -> Option<ReceiverSample> {
+        self.flows.get(flow)?.receiver_sample()
     }
 }

@@ -8,11 +8,12 @@
 //!   value of rank `⌈p/100 · n⌉` (1-based; rank 1 for p = 0). It is always one of the values (no
 //!   interpolation), so p95 of 20 samples is the 19th smallest and p95 of 10 samples is the largest.
 
+pub mod app;
 pub mod recorder;
 
 use std::time::Duration;
 
-pub use recorder::{PathSample, PathSeries, Recorder, Sample, SampleSource};
+pub use recorder::{PathSample, PathSeries, ReceiverSample, Recorder, Sample, SampleSource};
 
 /// Goodput in bits per second: application bytes delivered over `elapsed` (`None` for zero time).
 pub fn goodput_bps(bytes: u64, elapsed: Duration) -> Option<f64> {

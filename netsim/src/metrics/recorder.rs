@@ -8,6 +8,10 @@
 //! `k = 1 ..= ⌈duration / interval⌉`, at most one per instant per path, so a path never holds more than
 //! `⌈duration / interval⌉` samples; [`Recorder::record`] ignores calls past the end.
 //!
+//! A flow that reports receiver statistics adds the state of its receiving end to every sample of its
+//! paths ([`ReceiverSample`]: out-of-order and unread bytes, one value per flow, repeated in each path's
+//! series so that a path's file shows it next to the path's window and RTT).
+//!
 //! Throughput in a sample is the path's goodput over the interval that ends at the sample: the growth of
 //! its cumulative delivered bytes since the previous sample of that path (or since the path appeared),
 //! divided by the elapsed time.
@@ -33,11 +37,25 @@ pub struct PathSample {
     pub cc: Vec<(String, f64)>,
 }
 
+/// A flow's receiving end at one instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReceiverSample {
+    /// Bytes received above a gap, waiting in the reassembly buffer.
+    pub out_of_order_bytes: u64,
+    /// Bytes received and not yet read by the application (in order or not).
+    pub unread_bytes: u64,
+}
+
 /// Where the recorder reads path state from (implemented by the engine).
 pub trait SampleSource {
     /// The state of path `path` of flow `flow` (indices as in the scenario), or `None` while the path is not
     /// open (not started yet, or closed).
     fn path_sample(&self, flow: usize, path: usize) -> Option<PathSample>;
+
+    /// The receiving end of flow `flow`, for flows that report it (default: none).
+    fn receiver_sample(&self, _flow: usize) -> Option<ReceiverSample> {
+        None
+    }
 }
 
 /// One recorded sample.
@@ -57,6 +75,9 @@ pub struct Sample {
     pub bytes_in_flight: u64,
     /// The controller's metrics, by name.
     pub cc: Vec<(String, f64)>,
+    /// The flow's receiving end, for flows that report it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<ReceiverSample>,
 }
 
 fn time_secs<S: serde::Serializer>(t: &SimTime, s: S) -> Result<S::Ok, S::Error> {
@@ -163,6 +184,7 @@ impl Recorder {
         let k = (now.as_nanos() / interval).min(self.ticks);
         self.next = k.saturating_add(1);
         let time = self.instant(k);
+        let mut receiver: Option<(usize, Option<ReceiverSample>)> = None;
         for series in &mut self.series {
             let Some(s) = source.path_sample(series.flow_index, series.path) else {
                 series.last = None;
@@ -179,6 +201,14 @@ impl Recorder {
                 None => 0.0,
             };
             series.last = Some((time, s.delivered_bytes));
+            let rx = match receiver {
+                Some((f, rx)) if f == series.flow_index => rx,
+                _ => {
+                    let rx = source.receiver_sample(series.flow_index);
+                    receiver = Some((series.flow_index, rx));
+                    rx
+                }
+            };
             series.samples.push(Sample {
                 time,
                 cwnd: s.cwnd,
@@ -186,6 +216,7 @@ impl Recorder {
                 throughput_bps,
                 bytes_in_flight: s.bytes_in_flight,
                 cc: s.cc,
+                receiver: rx,
             });
         }
         true

@@ -2,7 +2,9 @@
 //!
 //! Columns: `time_s, cwnd_bytes, srtt_ms, throughput_bps, bytes_in_flight`, then one column per controller
 //! metric, named `cc.<name>`, in order of first appearance in that series; a sample without a metric leaves
-//! its cell empty. One file per path keeps each file rectangular even though controllers report different
+//! its cell empty. A flow that reports its receiver adds `rx_out_of_order_bytes, rx_unread_bytes` at the end:
+//! the receiving end's reassembly buffer and unread bytes at the same instant (one value per flow, repeated
+//! in each of its paths' files). One file per path keeps each file rectangular even though controllers report different
 //! metrics, and loads directly into a spreadsheet or `pandas.read_csv`.
 
 use std::fmt::Write as _;
@@ -21,9 +23,13 @@ pub fn series_csv(series: &PathSeries) -> String {
             }
         }
     }
+    let receiver = series.samples.iter().any(|s| s.receiver.is_some());
     let mut out = String::from("time_s,cwnd_bytes,srtt_ms,throughput_bps,bytes_in_flight");
     for name in &names {
         let _ = write!(out, ",cc.{}", name.replace([',', '"', '\n'], "_"));
+    }
+    if receiver {
+        out.push_str(",rx_out_of_order_bytes,rx_unread_bytes");
     }
     out.push('\n');
     for s in &series.samples {
@@ -40,6 +46,14 @@ pub fn series_csv(series: &PathSeries) -> String {
             out.push(',');
             if let Some((_, v)) = s.cc.iter().find(|(n, _)| n == name) {
                 let _ = write!(out, "{v}");
+            }
+        }
+        if receiver {
+            match s.receiver {
+                Some(r) => {
+                    let _ = write!(out, ",{},{}", r.out_of_order_bytes, r.unread_bytes);
+                }
+                None => out.push_str(",,"),
             }
         }
         out.push('\n');

@@ -3,6 +3,11 @@
 //! [`write_plots`] writes each quantity twice into a directory: `throughput.svg`, `cwnd.svg`, `rtt.svg` and
 //! `throughput.png`, `cwnd.png`, `rtt.png` (960 × 540 pixels, 8-bit RGB).
 //!
+//! A flow that reports its receiver also gets `receiver_<flow>.svg` and `.png` (960 × 810): three panels
+//! over the same time axis, the congestion window and the smoothed RTT of each of its paths above the
+//! receiving end's reassembly buffer (out-of-order bytes) and unread bytes, so that head-of-line blocking
+//! can be read against the path that caused it.
+//!
 //! Text on the PNGs is rasterised by plotters' `ab_glyph` feature (pure Rust) with a font compiled into the
 //! binary: Ubuntu Light from the `epaint_default_fonts` crate (egui's default fonts), so no system font,
 //! fontconfig or freetype is needed. The same font gives plotters the text extents it lays out the SVGs
@@ -202,8 +207,9 @@ pub fn encode_png(path: &Path, pixels: &[u8], size: (u32, u32)) -> Result<(), Ou
     writer.finish().map_err(|e| plot_error(path, e.to_string()))
 }
 
-/// Writes `<quantity>.svg` and `<quantity>.png` for throughput, cwnd and RTT into `dir` (created if needed);
-/// returns the files, each SVG followed by its PNG.
+/// Writes `<quantity>.svg` and `<quantity>.png` for throughput, cwnd and RTT into `dir` (created if needed),
+/// then `receiver_<flow>.svg` and `.png` for each flow that reports its receiver; returns the files, each
+/// SVG followed by its PNG.
 pub fn write_plots(dir: &Path, title: &str, series: &[PathSeries]) -> Result<Vec<PathBuf>, OutputError> {
     std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
     let mut files = Vec::with_capacity(Quantity::ALL.len() * 2);
@@ -213,6 +219,173 @@ pub fn write_plots(dir: &Path, title: &str, series: &[PathSeries]) -> Result<Vec
         files.push(svg);
         let png = dir.join(format!("{}.png", q.stem()));
         write_png(&png, title, q, series)?;
+        files.push(png);
+    }
+    files.extend(write_receiver_plots(dir, title, series)?);
+    Ok(files)
+}
+
+/// Size of a receiver plot: three panels of the width of the others.
+pub const RECEIVER_SIZE: (u32, u32) = (960, 810);
+
+/// The flows (in order) whose series carry receiver samples.
+fn receiver_flows(series: &[PathSeries]) -> Vec<&str> {
+    let mut flows: Vec<&str> = Vec::new();
+    for s in series {
+        if s.samples.iter().any(|x| x.receiver.is_some()) && !flows.contains(&s.flow.as_str()) {
+            flows.push(&s.flow);
+        }
+    }
+    flows
+}
+
+/// The receiver's lines of `flow`: out-of-order and unread kB, from its first path's series that has them.
+fn receiver_lines(series: &[PathSeries], flow: &str) -> Vec<Line> {
+    let Some(s) = series
+        .iter()
+        .find(|s| s.flow == flow && s.samples.iter().any(|x| x.receiver.is_some()))
+    else {
+        return Vec::new();
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let pick = |f: fn(&crate::metrics::ReceiverSample) -> u64| -> Vec<(f64, f64)> {
+        s.samples
+            .iter()
+            .filter_map(|x| {
+                Some((
+                    x.time.since_epoch().as_secs_f64(),
+                    f(x.receiver.as_ref()?) as f64 / 1e3,
+                ))
+            })
+            .collect()
+    };
+    vec![
+        (
+            "out-of-order (reassembly)".to_owned(),
+            pick(|r| r.out_of_order_bytes),
+        ),
+        ("unread".to_owned(), pick(|r| r.unread_bytes)),
+    ]
+}
+
+/// One panel: `lines` against time, titled `caption`, y axis `axis`.
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    caption: &str,
+    axis: &str,
+    lines: &[Line],
+    x_max: f64,
+) -> Result<(), String> {
+    let msg = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let y_max = lines
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|(_, v)| *v))
+        .filter(|v| v.is_finite())
+        .fold(0.0_f64, f64::max);
+    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, (FONT, 18))
+        .margin(10)
+        .x_label_area_size(34)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(msg)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(axis)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(msg)?;
+    for (i, (name, points)) in lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))
+            .map_err(msg)?
+            .label(name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .label_font((FONT, 13))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(msg)
+}
+
+/// Draws the receiver plot of `flow` (see the module documentation) on `root`.
+fn draw_receiver<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    flow: &str,
+    series: &[PathSeries],
+) -> Result<(), String> {
+    let msg = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(msg)?;
+    let own: Vec<PathSeries> = series.iter().filter(|s| s.flow == flow).cloned().collect();
+    let rx = receiver_lines(series, flow);
+    let x_max = own
+        .iter()
+        .flat_map(|s| s.samples.iter().map(|x| x.time.since_epoch().as_secs_f64()))
+        .fold(0.0_f64, f64::max)
+        .max(1e-3);
+    let (top, rest) = root.split_vertically(40);
+    top.titled(&format!("{title}: {flow}, paths and receiver"), (FONT, 22))
+        .map_err(msg)?;
+    let panels = rest.split_evenly((3, 1));
+    let (Some(cwnd), Some(rtt), Some(buf)) = (panels.first(), panels.get(1), panels.get(2)) else {
+        return Err("no room for the panels".to_owned());
+    };
+    draw_panel(
+        cwnd,
+        "congestion window",
+        "cwnd (kB)",
+        &lines(Quantity::Cwnd, &own),
+        x_max,
+    )?;
+    draw_panel(
+        rtt,
+        "smoothed RTT",
+        "RTT (ms)",
+        &lines(Quantity::Rtt, &own),
+        x_max,
+    )?;
+    draw_panel(buf, "receiver", "bytes (kB)", &rx, x_max)?;
+    root.present().map_err(msg)
+}
+
+/// Writes `receiver_<flow>.svg` and `.png` for each flow whose series carry receiver samples.
+pub fn write_receiver_plots(
+    dir: &Path,
+    title: &str,
+    series: &[PathSeries],
+) -> Result<Vec<PathBuf>, OutputError> {
+    let mut files = Vec::new();
+    for flow in receiver_flows(series) {
+        let svg = dir.join(format!("receiver_{flow}.svg"));
+        register_font().map_err(|e| plot_error(&svg, e))?;
+        {
+            let root = SVGBackend::new(&svg, RECEIVER_SIZE).into_drawing_area();
+            draw_receiver(&root, title, flow, series).map_err(|e| plot_error(&svg, e))?;
+        }
+        files.push(svg);
+        let png = dir.join(format!("receiver_{flow}.png"));
+        let (w, h) = RECEIVER_SIZE;
+        let len = usize::try_from(u64::from(w) * u64::from(h) * 3).unwrap_or(usize::MAX);
+        let mut pixels = vec![0u8; len];
+        {
+            let backend = BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(
+                &mut pixels,
+                RECEIVER_SIZE,
+            )
+            .map_err(|e| plot_error(&png, e.to_string()))?;
+            draw_receiver(&backend.into_drawing_area(), title, flow, series)
+                .map_err(|e| plot_error(&png, e))?;
+        }
+        encode_png(&png, &pixels, RECEIVER_SIZE)?;
         files.push(png);
     }
     Ok(files)

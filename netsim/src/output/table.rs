@@ -1,6 +1,10 @@
 //! Aligned text tables: the summary of one run and the rows of a sweep.
 //!
 //! Undefined values print as `-`. Text columns are left-aligned, numbers right-aligned.
+//!
+//! The summary of a run ends with the receiver and workload tables ([`applications`]) when a flow reports
+//! them (a `receiver` section or a workload other than bulk); a run of bulk flows alone prints exactly as
+//! before they existed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -144,6 +148,97 @@ pub fn summary(result: &RunResult) -> String {
             ]);
         }
         out.push_str(&b.render());
+    }
+    out.push_str(&applications(result));
+    out
+}
+
+/// Bytes as kB with one decimal.
+fn kb(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let v = bytes as f64 / 1e3;
+    format!("{v:.1}")
+}
+
+/// The receiver and workload tables of a run: per flow that reports them, the receiving end's head-of-line
+/// delay and buffer peaks, the FCTs of a request workload, the chunks and stalls of a video; empty when no
+/// flow reports any.
+pub fn applications(result: &RunResult) -> String {
+    let mut out = String::new();
+    let mut rx = TextTable::new(&[
+        ("receiver", false),
+        ("hol mean ms", true),
+        ("hol p95 ms", true),
+        ("hol max ms", true),
+        ("ooo %", true),
+        ("reassembly peak kB", true),
+        ("unread peak kB", true),
+    ]);
+    let mut req = TextTable::new(&[
+        ("requests", false),
+        ("objects", true),
+        ("fct mean ms", true),
+        ("fct p50 ms", true),
+        ("fct p95 ms", true),
+        ("fct p99 ms", true),
+        ("fct max ms", true),
+    ]);
+    let mut video = TextTable::new(&[
+        ("video", false),
+        ("chunks", true),
+        ("chunk kB", true),
+        ("chunk mean ms", true),
+        ("chunk p95 ms", true),
+        ("chunk max ms", true),
+        ("startup ms", true),
+        ("stall s", true),
+        ("stalls", true),
+    ]);
+    let (mut any_rx, mut any_req, mut any_video) = (false, false, false);
+    for flow in &result.flows {
+        if let Some(r) = &flow.receiver {
+            any_rx = true;
+            rx.row(vec![
+                flow.name.clone(),
+                num(Some(r.hol_delay_mean_ms), 2),
+                num(Some(r.hol_delay_p95_ms), 2),
+                num(Some(r.hol_delay_max_ms), 2),
+                num(r.out_of_order_fraction.map(|f| f * 100.0), 1),
+                kb(r.reassembly_peak_bytes),
+                kb(r.unread_peak_bytes),
+            ]);
+        }
+        if let Some(o) = &flow.objects {
+            any_req = true;
+            req.row(vec![
+                flow.name.clone(),
+                o.count.to_string(),
+                num(o.fct_mean_ms, 1),
+                num(o.fct_p50_ms, 1),
+                num(o.fct_p95_ms, 1),
+                num(o.fct_p99_ms, 1),
+                num(o.fct_max_ms, 1),
+            ]);
+        }
+        if let Some(v) = &flow.video {
+            any_video = true;
+            video.row(vec![
+                flow.name.clone(),
+                v.chunks.to_string(),
+                kb(v.chunk_bytes),
+                num(v.chunk_time_mean_ms, 1),
+                num(v.chunk_time_p95_ms, 1),
+                num(v.chunk_time_max_ms, 1),
+                num(v.startup_ms, 1),
+                num(Some(v.stall_s), 3),
+                v.stalls.to_string(),
+            ]);
+        }
+    }
+    for (any, t) in [(any_rx, &rx), (any_req, &req), (any_video, &video)] {
+        if any {
+            out.push_str(&t.render());
+        }
     }
     out
 }

@@ -19,6 +19,11 @@
 //! ]
 //! ```
 //!
+//! Besides `bulk`, a flow may run a request/response workload (`kind = "requests"` with a `requests` table) or
+//! chunked video (`kind = "video"` with a `video` table), see [`super::workload`]; and any flow may describe
+//! its receiving application in a `receiver` table (window policy and sizes, reading rate), see
+//! [`super::receiver`]. `bytes` is for bulk flows only (the other kinds have `count`).
+//!
 //! A flow with one path is a single-path flow: the studies' "TCP" competitors and cross traffic. Each path is
 //! the sequence of links its packets cross from `from` to `to`; its acknowledgements cross `reverse`, which
 //! defaults to the same links in the opposite order and direction.
@@ -36,6 +41,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::ScenarioError;
+use super::receiver::ReceiverSpec;
+use super::workload::{RequestsSpec, VideoSpec};
+
 /// What a flow sends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -43,6 +52,21 @@ pub enum FlowKind {
     /// As much as the controller allows, from `start` until `stop` or until `bytes` are delivered.
     #[default]
     Bulk,
+    /// Request/response transfers, one object at a time (the `requests` table).
+    Requests,
+    /// Chunked video with a playback buffer (the `video` table).
+    Video,
+}
+
+impl FlowKind {
+    /// The name as written in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowKind::Bulk => "bulk",
+            FlowKind::Requests => "requests",
+            FlowKind::Video => "video",
+        }
+    }
 }
 
 /// Which end of a flow sends the data.
@@ -99,6 +123,16 @@ pub struct FlowSpec {
     pub direction: TransferDirection,
     /// The paths, at least one; the first is the one the connection starts on.
     pub paths: Vec<PathSpec>,
+    /// The receiving application: window policy and sizes, reading rate (default: the simulator's
+    /// generous windows, reading as fast as data arrives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<ReceiverSpec>,
+    /// The request/response workload (`kind = "requests"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestsSpec>,
+    /// The video workload (`kind = "video"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<VideoSpec>,
 }
 
 fn default_sched() -> String {
@@ -150,5 +184,55 @@ impl FlowSpec {
     /// Whether the flow has more than one path.
     pub fn is_multipath(&self) -> bool {
         self.paths.len() > 1
+    }
+
+    /// Checks the workload and receiver settings: each kind has its table and no other's, `bytes` only for
+    /// bulk, every range (see [`super::workload`] and [`super::receiver`]); `field` is the flow's path
+    /// (`flows[1]`).
+    pub fn validate_application(&self, field: &str) -> Result<(), ScenarioError> {
+        let kind = self.kind.as_str();
+        let stray = |key: &str| {
+            ScenarioError::invalid(
+                format!("{field}.{key}"),
+                format!("only for `kind = \"{key}\"` (this flow is `{kind}`)"),
+            )
+        };
+        match self.kind {
+            FlowKind::Bulk => {}
+            FlowKind::Requests | FlowKind::Video => {
+                if let Some(bytes) = self.bytes {
+                    return Err(ScenarioError::invalid(
+                        format!("{field}.bytes"),
+                        format!("{bytes}: only for bulk flows; a `{kind}` flow ends after `{kind}.count`"),
+                    ));
+                }
+            }
+        }
+        match (&self.requests, self.kind) {
+            (Some(r), FlowKind::Requests) => r.validate(&format!("{field}.requests"))?,
+            (None, FlowKind::Requests) => {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.requests"),
+                    "missing: a `requests` flow needs a `requests` table (sizes, gap, count)",
+                ));
+            }
+            (Some(_), _) => return Err(stray("requests")),
+            (None, _) => {}
+        }
+        match (&self.video, self.kind) {
+            (Some(v), FlowKind::Video) => v.validate(&format!("{field}.video"))?,
+            (None, FlowKind::Video) => {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.video"),
+                    "missing: a `video` flow needs a `video` table (bitrate, chunk, buffer, count)",
+                ));
+            }
+            (Some(_), _) => return Err(stray("video")),
+            (None, _) => {}
+        }
+        if let Some(r) = &self.receiver {
+            r.validate(&format!("{field}.receiver"))?;
+        }
+        Ok(())
     }
 }

@@ -24,9 +24,12 @@ pub mod flow;
 pub mod limits;
 pub mod link;
 pub mod node;
+pub mod quantity;
+pub mod receiver;
 pub mod summary;
 pub mod sweep;
 pub mod topology;
+pub mod workload;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -409,6 +412,7 @@ impl Scenario {
                     ));
                 }
             }
+            flow.validate_application(&field)?;
             if let Some(bytes) = flow.bytes.filter(|b| !(1..=limits::MAX_FLOW_BYTES).contains(b)) {
                 return Err(ScenarioError::invalid(
                     format!("{field}.bytes"),

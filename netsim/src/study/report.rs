@@ -1,5 +1,7 @@
 //! The report of a study: `DIR/NAME/report.md` with the claim, the setup and, per part, two tables (goodput
 //! per flow and path with utilisation; fairness, aggregate benefit, MP/SP ratio, retransmissions and RTT),
+//! a third when a flow reports its receiver or runs a workload (head-of-line delay, reassembly and unread
+//! peaks, flow completion times of requests, chunk times and stalls of video),
 //! a bar chart of the mean goodputs (`DIR/NAME/<part>/summary.svg` and `.png`), the time-series plots of the
 //! first seed of each setting (`DIR/NAME/<part>/run<k>/`), and every run's results as JSON
 //! (`DIR/NAME/results.json`).
@@ -184,6 +186,124 @@ fn fairness_columns(first: &RunResult) -> Vec<Column> {
     cols
 }
 
+/// Receiver and application columns of the flows that report them: head-of-line delay (mean, p95),
+/// reassembly buffer and unread peaks; objects and FCT percentiles (requests); chunks, chunk times, startup
+/// and stall time (video).
+#[allow(clippy::cast_precision_loss)]
+fn application_columns(first: &RunResult) -> Vec<Column> {
+    let mut cols = Vec::new();
+    for (f, flow) in first.flows.iter().enumerate() {
+        let get = move |r: &RunResult| r.flows.get(f).cloned();
+        let name = &flow.name;
+        if flow.receiver.is_some() {
+            let rx = move |pick: fn(&crate::results::ReceiverResult) -> f64| -> Getter {
+                Box::new(move |r: &RunResult| get(r).and_then(|x| x.receiver.as_ref().map(pick)))
+            };
+            cols.push(Column::new(
+                format!("{name} HoL mean ms"),
+                1.0,
+                2,
+                rx(|x| x.hol_delay_mean_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} HoL p95 ms"),
+                1.0,
+                2,
+                rx(|x| x.hol_delay_p95_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} reassembly peak kB"),
+                1e-3,
+                1,
+                rx(|x| x.reassembly_peak_bytes as f64),
+            ));
+            cols.push(Column::new(
+                format!("{name} unread peak kB"),
+                1e-3,
+                1,
+                rx(|x| x.unread_peak_bytes as f64),
+            ));
+        }
+        if flow.objects.is_some() {
+            let obj = move |pick: fn(&crate::results::ObjectsResult) -> Option<f64>| -> Getter {
+                Box::new(move |r: &RunResult| get(r).and_then(|x| x.objects.as_ref().and_then(pick)))
+            };
+            cols.push(Column::new(
+                format!("{name} objects"),
+                1.0,
+                0,
+                obj(|x| Some(x.count as f64)),
+            ));
+            cols.push(Column::new(
+                format!("{name} FCT mean ms"),
+                1.0,
+                1,
+                obj(|x| x.fct_mean_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} FCT p50 ms"),
+                1.0,
+                1,
+                obj(|x| x.fct_p50_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} FCT p95 ms"),
+                1.0,
+                1,
+                obj(|x| x.fct_p95_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} FCT p99 ms"),
+                1.0,
+                1,
+                obj(|x| x.fct_p99_ms),
+            ));
+        }
+        if flow.video.is_some() {
+            let vid = move |pick: fn(&crate::results::VideoResult) -> Option<f64>| -> Getter {
+                Box::new(move |r: &RunResult| get(r).and_then(|x| x.video.as_ref().and_then(pick)))
+            };
+            cols.push(Column::new(
+                format!("{name} chunks"),
+                1.0,
+                0,
+                vid(|x| Some(x.chunks as f64)),
+            ));
+            cols.push(Column::new(
+                format!("{name} chunk mean ms"),
+                1.0,
+                1,
+                vid(|x| x.chunk_time_mean_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} chunk p95 ms"),
+                1.0,
+                1,
+                vid(|x| x.chunk_time_p95_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} startup ms"),
+                1.0,
+                1,
+                vid(|x| x.startup_ms),
+            ));
+            cols.push(Column::new(
+                format!("{name} stall s"),
+                1.0,
+                3,
+                vid(|x| Some(x.stall_s)),
+            ));
+            cols.push(Column::new(
+                format!("{name} stalls"),
+                1.0,
+                1,
+                vid(|x| Some(f64::from(x.stalls))),
+            ));
+        }
+    }
+    cols
+}
+
 /// A markdown table.
 fn md_table(headers: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
@@ -258,8 +378,13 @@ pub fn write(
             .into_iter()
             .filter(|c| c.defined(&outcome.runs))
             .collect();
+        let apps: Vec<Column> = application_columns(&first.result)
+            .into_iter()
+            .filter(|c| c.defined(&outcome.runs))
+            .collect();
         let mut rows_g = Vec::new();
         let mut rows_f = Vec::new();
+        let mut rows_a = Vec::new();
         let part_dir = root.join(&part.spec.name);
         for (g, (settings, runs)) in groups.iter().enumerate() {
             let mut lead = vec![g.to_string()];
@@ -282,9 +407,12 @@ pub fn write(
                 row.push(links.join(" "));
             }
             rows_g.push(row);
-            let mut row = lead;
+            let mut row = lead.clone();
             row.extend(fairness.iter().map(|c| c.cell(runs)));
             rows_f.push(row);
+            let mut row = lead;
+            row.extend(apps.iter().map(|c| c.cell(runs)));
+            rows_a.push(row);
         }
         let mut head: Vec<String> = vec!["#".to_owned()];
         head.extend(params.iter().cloned());
@@ -294,12 +422,21 @@ pub fn write(
         if part.spec.plots {
             head_g.push("plots (first seed)".to_owned());
         }
-        let mut head_f = head;
+        let mut head_f = head.clone();
         head_f.extend(fairness.iter().map(|c| c.header.clone()));
+        let mut head_a = head;
+        head_a.extend(apps.iter().map(|c| c.header.clone()));
         let _ = writeln!(md, "Goodput (mean ± sd across seeds):\n");
         md.push_str(&md_table(&head_g, &rows_g));
         let _ = writeln!(md, "\nFairness, benefit and cost:\n");
         md.push_str(&md_table(&head_f, &rows_f));
+        if !apps.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nReceiver and application (HoL: head-of-line delay; FCT: flow completion time per object):\n"
+            );
+            md.push_str(&md_table(&head_a, &rows_a));
+        }
         let chart_groups: Vec<(String, Vec<Option<f64>>)> = groups
             .iter()
             .enumerate()

@@ -10,6 +10,9 @@
 )]
 
 mod multipath;
+mod schedulers;
+mod validation;
+mod workloads;
 
 use std::time::Duration;
 

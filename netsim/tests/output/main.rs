@@ -11,9 +11,10 @@
 use std::time::Duration;
 
 use mpquic_netsim::Scenario;
+use mpquic_netsim::metrics::app::Playback;
 use mpquic_netsim::metrics::{PathSample, Recorder, SampleSource};
 use mpquic_netsim::output::{csv, json, plot, table};
-use mpquic_netsim::results::{FlowTotals, PathTotals, RunResult};
+use mpquic_netsim::results::{FlowTotals, PathTotals, ReceiverTotals, RunResult, VideoTotals};
 use mpquic_netsim::scenario::Direction;
 use mpquic_netsim::scenario::sweep::Setting;
 
@@ -108,6 +109,7 @@ fn hand_built() -> (Scenario, RunResult, Recorder) {
                 retransmissions: 7,
                 abandoned: 0,
             }],
+            ..FlowTotals::default()
         },
         FlowTotals {
             active: Duration::from_secs(10),
@@ -123,6 +125,7 @@ fn hand_built() -> (Scenario, RunResult, Recorder) {
                     abandoned: 0,
                 },
             ],
+            ..FlowTotals::default()
         },
     ];
     let result = RunResult::build(&scenario, &topology, &totals, rec.series());
@@ -325,4 +328,154 @@ fn sweep_table_rows_mean_and_spread() {
     // mp: 6 and 3 → mean 4.5, sd 2.12.
     assert!(text.contains("4.50 ± 2.12"), "{text}");
     assert_eq!(table::sweep(&[]), "no runs\n");
+}
+
+/// `Steady` with a receiver on the multipath flow: out-of-order bytes 1000 · t, unread 2000 · t.
+struct WithReceiver(Steady);
+
+impl SampleSource for WithReceiver {
+    fn path_sample(&self, flow: usize, path: usize) -> Option<PathSample> {
+        self.0.path_sample(flow, path)
+    }
+
+    fn receiver_sample(&self, flow: usize) -> Option<mpquic_netsim::metrics::ReceiverSample> {
+        (flow == 1).then(|| mpquic_netsim::metrics::ReceiverSample {
+            out_of_order_bytes: 1000 * self.0.now_s,
+            unread_bytes: 2000 * self.0.now_s,
+        })
+    }
+}
+
+/// The hand-built run with receiver statistics and FCTs on `mp` and a video result on `sp`.
+fn with_applications() -> (RunResult, Recorder) {
+    let scenario = Scenario::from_toml_str(SCENARIO).unwrap();
+    let topology = scenario.topology().unwrap();
+    let mut rec = Recorder::new(
+        scenario.scenario.sample_interval,
+        scenario.scenario.duration,
+        &[("sp".to_owned(), 1), ("mp".to_owned(), 2)],
+    );
+    while let Some(due) = rec.next_due() {
+        let src = WithReceiver(Steady {
+            now_s: due.as_nanos() / 1_000_000_000,
+        });
+        assert!(rec.record(due, &src));
+    }
+    let ms = Duration::from_millis;
+    let totals = vec![
+        FlowTotals {
+            active: Duration::from_secs(10),
+            paths: vec![PathTotals::default()],
+            video: Some(VideoTotals {
+                chunk_bytes: 1_250_000,
+                chunk_times: vec![ms(500), ms(1500), ms(900)],
+                playback: Playback {
+                    startup: Some(ms(500)),
+                    stall: ms(250),
+                    stalls: 1,
+                },
+            }),
+            ..FlowTotals::default()
+        },
+        FlowTotals {
+            active: Duration::from_secs(10),
+            paths: vec![PathTotals::default(), PathTotals::default()],
+            receiver: Some(ReceiverTotals {
+                max_out_of_order_bytes: 300_000,
+                max_unread_bytes: 400_000,
+                bytes: 1_000_000,
+                out_of_order: 250_000,
+                hol_delay_mean: ms(3),
+                hol_delay_p95: ms(12),
+                hol_delay_max: ms(40),
+                ..ReceiverTotals::default()
+            }),
+            objects: Some((1..=20).map(ms).collect()),
+            ..FlowTotals::default()
+        },
+    ];
+    (RunResult::build(&scenario, &topology, &totals, rec.series()), rec)
+}
+
+#[test]
+fn application_metrics_in_json_and_table_only_where_reported() {
+    let (r, _) = with_applications();
+    let v: serde_json::Value = serde_json::from_str(&json::to_json(&r).unwrap()).unwrap();
+    let mp = &v["flows"][1];
+    assert_eq!(mp["receiver"]["hol_delay_p95_ms"], 12.0);
+    assert_eq!(mp["receiver"]["reassembly_peak_bytes"], 300_000);
+    assert_eq!(mp["receiver"]["out_of_order_fraction"], 0.25);
+    // FCTs 1..=20 ms: mean 10.5, p50 rank 10, p95 rank 19, p99 rank 20.
+    assert_eq!(mp["objects"]["count"], 20);
+    assert_eq!(mp["objects"]["fct_mean_ms"], 10.5);
+    assert_eq!(mp["objects"]["fct_p50_ms"], 10.0);
+    assert_eq!(mp["objects"]["fct_p95_ms"], 19.0);
+    assert_eq!(mp["objects"]["fct_p99_ms"], 20.0);
+    assert!(mp.get("video").is_none());
+    let sp = &v["flows"][0];
+    assert!(sp.get("receiver").is_none() && sp.get("objects").is_none());
+    // Chunks 500, 1500, 900 ms: mean 966.7, p95 the largest.
+    assert_eq!(sp["video"]["chunks"], 3);
+    assert_eq!(sp["video"]["chunk_time_p95_ms"], 1500.0);
+    assert_eq!(sp["video"]["stall_s"], 0.25);
+    assert_eq!(sp["video"]["startup_ms"], 500.0);
+    let text = table::summary(&r);
+    println!("{text}");
+    assert!(text.contains("receiver  hol mean ms"), "{text}");
+    assert!(
+        text.contains(
+            "mp               3.00       12.00       40.00   25.0               300.0           400.0"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("mp             20         10.5        10.0        19.0        20.0        20.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "sp          3    1250.0          966.7        1500.0        1500.0       500.0    0.250       1"
+        ),
+        "{text}"
+    );
+    // A run without them prints no such tables.
+    let (_, plain, _) = hand_built();
+    assert!(!table::summary(&plain).contains("receiver"));
+    assert!(!json::to_json(&plain).unwrap().contains("\"receiver\""));
+}
+
+#[test]
+fn receiver_series_in_csv_and_plots() {
+    let (_, rec) = with_applications();
+    let mp0 = csv::series_csv(rec.path(1, 0).unwrap());
+    let lines: Vec<&str> = mp0.lines().collect();
+    assert!(
+        lines[0].ends_with(",rx_out_of_order_bytes,rx_unread_bytes"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[2].ends_with(",2000,4000"), "{}", lines[2]);
+    // The single-path flow has no receiver columns.
+    assert!(!csv::series_csv(rec.path(0, 0).unwrap()).contains("rx_"));
+    let dir = std::env::temp_dir().join(format!("mpquic-netsim-rxplot-{}", std::process::id()));
+    let files = plot::write_plots(&dir, "hand", rec.series()).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names[6..], ["receiver_mp.svg", "receiver_mp.png"]);
+    let svg = std::fs::read_to_string(dir.join("receiver_mp.svg")).unwrap();
+    for text in [
+        "mp/path0",
+        "mp/path1",
+        "out-of-order (reassembly)",
+        "unread",
+        "cwnd (kB)",
+        "RTT (ms)",
+    ] {
+        assert!(svg.contains(text), "receiver_mp.svg lacks {text}");
+    }
+    let (w, h, _) = decode_png(&dir.join("receiver_mp.png"));
+    assert_eq!((w, h), plot::RECEIVER_SIZE);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -47,6 +47,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use crate::proto::qlog::{QlogContext, QlogFactory};
+pub use crate::proto::streams::ReassemblyStats;
 pub use config::{
     AckPathPolicy, CcFactory, ClientConfig, ConnectionLimits, DEFAULT_INITIAL_MAX_PATH_ID,
     PreferredAddressConfig, Rng, SchedFactory, ServerConfig, TransportConfig,
@@ -163,6 +164,8 @@ pub struct ConnectionStats {
     pub bytes_sent: u64,
     /// Key updates performed.
     pub key_updates: u64,
+    /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay of received stream data.
+    pub reassembly: crate::proto::streams::ReassemblyStats,
 }
 
 /// Errors of [`Connection::send_datagram`].
@@ -289,6 +292,9 @@ pub enum ConnectError {
     /// The connection-ID configuration is unusable.
     #[error("connection IDs: {0}")]
     Cid(#[from] crate::proto::cid::CidConfigError),
+    /// A stream window setting is outside its range.
+    #[error("streams: {0}")]
+    Streams(#[from] crate::proto::streams::StreamsConfigError),
 }
 
 /// Everything a new connection is built from.
@@ -399,6 +405,7 @@ impl Connection {
         local_cids: crate::proto::cid::LocalCids,
         rng: Rng,
     ) -> Result<Connection, ConnectError> {
+        new.config.streams.validate()?;
         let crypto_side = match new.side {
             Side::Client => crate::proto::crypto::Side::Client,
             Side::Server => crate::proto::crypto::Side::Server,
@@ -517,9 +524,12 @@ impl Connection {
         matches!(self.state, State::Drained)
     }
 
-    /// Counters.
+    /// Counters, and the receiver statistics of the streams.
     pub fn stats(&self) -> ConnectionStats {
-        self.stats
+        ConnectionStats {
+            reassembly: self.streams.reassembly_stats(),
+            ..self.stats
+        }
     }
 
     /// Our connection ID.
@@ -631,6 +641,18 @@ impl Connection {
     /// Reads up to `max_len` in-order bytes; `Ok(None)` at the end of the stream.
     pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
         self.streams.read(id, max_len, now)
+    }
+
+    /// Changes how the receive window of stream `id` grows from now on (see
+    /// [`Streams::set_recv_window`](crate::proto::streams::Streams::set_recv_window)): the window policy and
+    /// its maximum, 1 to 2^62 − 1 bytes.
+    pub fn set_stream_receive_window(
+        &mut self,
+        id: StreamId,
+        max_window: u64,
+        policy: crate::proto::streams::WindowPolicy,
+    ) -> Result<(), crate::proto::streams::SetWindowError> {
+        self.streams.set_recv_window(id, max_window, policy)
     }
 
     /// Asks the peer to stop sending on a stream (STOP_SENDING).

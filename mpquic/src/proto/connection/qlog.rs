@@ -21,6 +21,13 @@
 //! - `multipath:path_updated` (a custom event: qlog has no path life-cycle event for multipath yet):
 //!   `path_id`, `state` ∈ `new`, `validated`, `available`, `backup`, `migrated`, `abandoned`, `closed`,
 //!   `remote` (and `local` once known).
+//! - `mpquic:reassembly_updated` (a custom event: qlog has no receive-buffer event): the receiver
+//!   statistics of [`ReassemblyStats`](crate::proto::streams::ReassemblyStats) under their field names
+//!   (`out_of_order_bytes`, `max_out_of_order_bytes`, `unread_bytes`, `max_unread_bytes`, `bytes`,
+//!   `out_of_order`, and `hol_delay_mean`, `hol_delay_p95`, `hol_delay_max` in ms), plus the connection
+//!   receive window `recv_window` and the advertised connection limit `max_data`. Written when any of them
+//!   changed, at most once per [`REASSEMBLY_QLOG_INTERVAL`] of connection time (and once more when the
+//!   connection is dropped), so a bulk transfer adds at most 100 records per second.
 //!
 //! State, parameter, path and metrics events come from comparing the connection with a snapshot at the start
 //! of every `handle_datagram`, `handle_timeout` and `poll_transmit` call (and when the connection is
@@ -35,12 +42,24 @@ use crate::cc::PathId;
 use crate::proto::crypto::Level;
 use crate::proto::qlog::{Obj, QlogStream, write_frames};
 use crate::proto::recovery::PacketRecord;
+use crate::proto::streams::ReassemblyStats;
 use crate::proto::transport_params::{DEFAULT_ACK_DELAY_EXPONENT, TransportParameters};
 use crate::sched::PathStatus;
 
 use super::close::State;
 use super::frames_out::{FrameRecord, Records};
 use super::{Connection, NewConnection};
+
+/// The shortest time between two `mpquic:reassembly_updated` records.
+pub(super) const REASSEMBLY_QLOG_INTERVAL: Duration = Duration::from_millis(10);
+
+/// The receiver figures of one `mpquic:reassembly_updated` record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReassemblySnap {
+    stats: ReassemblyStats,
+    recv_window: u64,
+    max_data: u64,
+}
 
 /// The API call a snapshot comparison follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +84,8 @@ pub(super) struct Qlog {
     closing: Option<&'static str>,
     remote_params: bool,
     paths: BTreeMap<PathId, PathSnap>,
+    /// The last `mpquic:reassembly_updated` record and when it was written.
+    reassembly: Option<(Instant, ReassemblySnap)>,
 }
 
 /// What was last logged about a path.
@@ -222,6 +243,7 @@ impl Connection {
             closing: None,
             remote_params: false,
             paths: BTreeMap::new(),
+            reassembly: None,
         }))
     }
 
@@ -329,6 +351,7 @@ impl Connection {
         let now = self.last_now;
         self.qlog_sync_state(&mut q, now);
         self.qlog_sync_paths(&mut q, now);
+        self.qlog_sync_reassembly(&mut q, now, false);
         q.prev_call = call;
         if q.closing.is_some() {
             q.stream.flush();
@@ -380,6 +403,45 @@ impl Connection {
                     .event(now, "transport:parameters_set", |o| write_params(o, "remote", p));
             }
         }
+    }
+
+    /// `mpquic:reassembly_updated` when the receiver figures changed, at most once per
+    /// [`REASSEMBLY_QLOG_INTERVAL`] unless `force`. The interval is checked first, so that most calls
+    /// cost one comparison.
+    fn qlog_sync_reassembly(&self, q: &mut Qlog, now: Instant, force: bool) {
+        if let Some((at, _)) = q.reassembly {
+            if !force && now.saturating_duration_since(at) < REASSEMBLY_QLOG_INTERVAL {
+                return;
+            }
+        }
+        let snap = ReassemblySnap {
+            stats: self.streams.reassembly_stats(),
+            recv_window: self.streams.conn_recv_window(),
+            max_data: self.streams.conn_recv_limit(),
+        };
+        let changed = match q.reassembly {
+            Some((_, last)) => last != snap,
+            // Nothing before the first stream byte.
+            None => snap.stats != ReassemblyStats::default(),
+        };
+        if !changed {
+            return;
+        }
+        q.reassembly = Some((now, snap));
+        let r = snap.stats;
+        q.stream.event(now, "mpquic:reassembly_updated", |o| {
+            o.u64("out_of_order_bytes", r.out_of_order_bytes);
+            o.u64("max_out_of_order_bytes", r.max_out_of_order_bytes);
+            o.u64("unread_bytes", r.unread_bytes);
+            o.u64("max_unread_bytes", r.max_unread_bytes);
+            o.u64("bytes", r.bytes);
+            o.u64("out_of_order", r.out_of_order);
+            o.ms("hol_delay_mean", r.hol_delay_mean);
+            o.ms("hol_delay_p95", r.hol_delay_p95);
+            o.ms("hol_delay_max", r.hol_delay_max);
+            o.u64("recv_window", snap.recv_window);
+            o.u64("max_data", snap.max_data);
+        });
     }
 
     fn qlog_sync_paths(&self, q: &mut Qlog, now: Instant) {
@@ -471,7 +533,9 @@ impl Drop for Connection {
     fn drop(&mut self) {
         if self.qlog.is_some() {
             self.qlog_sync(Call::Transmit);
-            if let Some(q) = self.qlog.as_mut() {
+            if let Some(mut q) = self.qlog.take() {
+                // The last receiver figures, even within the rate bound.
+                self.qlog_sync_reassembly(&mut q, self.last_now, true);
                 q.stream.flush();
             }
         }

@@ -403,7 +403,7 @@ impl Connection {
                 if let Some(p) = self.paths.get_mut(&path_id) {
                     p.stream_bytes_received = p.stream_bytes_received.saturating_add(s.data.len() as u64);
                 }
-                self.streams.on_stream_frame(&s, payload)?
+                self.streams.on_stream_frame(&s, payload, now)?
             }
             Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
             Frame::StopSending(f) => self.streams.on_stop_sending(&f)?,
@@ -506,6 +506,16 @@ impl Connection {
             .on_ack_frame(now, space, ack, exponent, self.cc.as_mut())?;
         let srtt = path.recovery.rtt().smoothed();
         self.streams.set_rtt(srtt);
+        // The Linux window policy measures the reader over the largest smoothed RTT of the live paths with a
+        // sample, as MPTCP's receive-buffer autotuning does over its subflows (`mptcp_rcv_space_adjust`).
+        let slowest = self
+            .paths
+            .values()
+            .filter(|p| p.abandoned_at.is_none() && p.recovery.rtt().has_sample())
+            .map(|p| p.recovery.rtt().smoothed())
+            .max()
+            .unwrap_or(srtt);
+        self.streams.set_sizing_rtt(slowest);
         if level == Level::OneRtt {
             if let Some(keys) = self.one_rtt.as_mut() {
                 for r in &outcome.acked {

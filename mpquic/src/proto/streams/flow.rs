@@ -1,13 +1,19 @@
 //! Flow control (RFC 9000 §4): the credit the peer gave us ([`SendCredit`]) and the window we give the peer
 //! ([`RecvWindow`]), each used once per stream and once for the connection.
 //!
-//! Receive windows are auto-tuned: when an update is due (less than half the window is left, counted from
-//! what the application consumed) and the previous update is less than two round-trip times old, the
-//! consumer is draining the window faster than the peer can refill it across one round trip, so the window
-//! limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the window, so
-//! memory follows the application's reading rate. This is the scheme of quiche and Chromium.
+//! Whatever the policy, an update is due when less than half the window is left (counted from what the
+//! application consumed), and the new limit is `consumed + window`. How the window grows depends on its
+//! [`WindowPolicy`]:
+//! - `Auto`: when an update is due and the previous update is less than two round-trip times old, the
+//!   consumer is draining the window faster than the peer can refill it across one round trip, so the
+//!   window limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the
+//!   window, so memory follows the application's reading rate. This is the scheme of quiche and Chromium.
+//! - `Linux`: dynamic right-sizing after Linux's `tcp_rcv_space_adjust` ([`RecvWindow::consume`]).
+//! - `Fixed`: the window never changes.
 
 use std::time::{Duration, Instant};
+
+use super::policy::WindowPolicy;
 
 /// Credit granted by the peer: we may send up to `max` bytes (or streams) in total.
 #[derive(Debug, Clone)]
@@ -87,6 +93,20 @@ impl SendCredit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct WindowExceeded;
 
+/// Linux's cushion added to twice the measured consumption: 16 segments (`16 * tp->advmss` in
+/// `tcp_rcv_space_adjust`), with QUIC's smallest maximum datagram size (RFC 9000 §14: 1200 bytes) as the
+/// segment.
+pub(crate) const LINUX_CUSHION: u64 = 16 * 1200;
+
+/// The dynamic right-sizing state of [`WindowPolicy::Linux`].
+#[derive(Debug, Clone, Copy, Default)]
+struct RightSizing {
+    /// When the current measurement started and what was consumed then (`None` before the first read).
+    start: Option<(Instant, u64)>,
+    /// The largest consumption measured over one RTT so far (Linux's `rcvq_space.space`).
+    space: u64,
+}
+
 /// The window we advertise to the peer.
 #[derive(Debug, Clone)]
 pub(crate) struct RecvWindow {
@@ -100,20 +120,47 @@ pub(crate) struct RecvWindow {
     window: u64,
     /// Auto-tuning cap.
     max_window: u64,
+    /// The floor of [`WindowPolicy::Linux`] (unused by the other policies).
+    min_window: u64,
+    /// How the window grows.
+    policy: WindowPolicy,
     /// When the advertised limit was last raised.
     last_update: Option<Instant>,
+    /// [`WindowPolicy::Linux`]'s measurement.
+    sizing: RightSizing,
 }
 
 impl RecvWindow {
-    /// A window of `window` bytes that auto-tunes up to `max_window`.
+    /// A window of `window` bytes that auto-tunes up to `max_window`, with the [`WindowPolicy::Auto`]
+    /// policy.
+    #[cfg(test)]
     pub(crate) fn new(window: u64, max_window: u64) -> Self {
+        Self::with_policy(WindowPolicy::Auto, window, 0, max_window)
+    }
+
+    /// The initial window a `policy` starts from for a configured initial `window`: the Linux policy
+    /// raises it to `min_window` (the others ignore the minimum).
+    pub(crate) fn initial(policy: WindowPolicy, window: u64, min_window: u64) -> u64 {
+        match policy {
+            WindowPolicy::Linux => window.max(min_window),
+            WindowPolicy::Fixed | WindowPolicy::Auto => window,
+        }
+    }
+
+    /// A window that starts at `window` (raised to `min_window` under [`WindowPolicy::Linux`]) and grows as
+    /// `policy` says, up to `max_window` (raised to the initial window if smaller).
+    pub(crate) fn with_policy(policy: WindowPolicy, window: u64, min_window: u64, max_window: u64) -> Self {
+        let window = Self::initial(policy, window, min_window);
         RecvWindow {
             advertised: window,
             received: 0,
             consumed: 0,
             window,
             max_window: max_window.max(window),
+            min_window,
+            policy,
             last_update: None,
+            sizing: RightSizing::default(),
         }
     }
 
@@ -130,6 +177,11 @@ impl RecvWindow {
     /// The current window size.
     pub(crate) fn window(&self) -> u64 {
         self.window
+    }
+
+    /// How the window grows.
+    pub(crate) fn policy(&self) -> WindowPolicy {
+        self.policy
     }
 
     /// Records that the peer's data now reaches `end`; an error if that exceeds the advertised limit.
@@ -156,18 +208,28 @@ impl RecvWindow {
     /// risks stalling the peer.
     pub(crate) fn consume(&mut self, n: u64, now: Option<Instant>, rtt: Duration) -> bool {
         self.consumed = self.consumed.saturating_add(n).min(self.received);
+        if let (WindowPolicy::Linux, Some(now)) = (self.policy, now) {
+            self.right_size(now, rtt);
+        }
         let left = self.advertised.saturating_sub(self.consumed);
         if left >= self.window / 2 {
             return false;
         }
-        if let (Some(now), Some(last)) = (now, self.last_update) {
-            if now.saturating_duration_since(last) < rtt.saturating_mul(2) {
-                self.window = self.window.saturating_mul(2).min(self.max_window);
+        if self.policy == WindowPolicy::Auto {
+            if let (Some(now), Some(last)) = (now, self.last_update) {
+                if now.saturating_duration_since(last) < rtt.saturating_mul(2) {
+                    self.window = self.window.saturating_mul(2).min(self.max_window);
+                }
             }
         }
         if now.is_some() {
             self.last_update = now;
         }
+        self.advertise()
+    }
+
+    /// Raises the advertised limit to `consumed + window` if that is higher; returns whether it rose.
+    fn advertise(&mut self) -> bool {
         let new = self.consumed.saturating_add(self.window);
         if new > self.advertised {
             self.advertised = new;
@@ -177,10 +239,57 @@ impl RecvWindow {
         }
     }
 
+    /// [`WindowPolicy::Linux`]: once per `rtt`, measures what the application consumed since the previous
+    /// measurement; a measurement above every earlier one sets the window to twice it plus
+    /// [`LINUX_CUSHION`] (never smaller than the window was, never above the maximum).
+    ///
+    /// This is Linux's `tcp_rcv_space_adjust` (net/ipv4/tcp_input.c): "copied = bytes received in previous
+    /// RTT, our base window. To cope with packet losses, we need a 2x factor", `rcvwin = (copied << 1) +
+    /// 16 * advmss`, measured against `rcvq_space.space` (the largest earlier measurement) and applied only
+    /// when it raises `sk_rcvbuf`. Linux adds a further term for a sender in slow start (up to another 2x
+    /// of the window per RTT); it is left out so that a reader's steady rate `r` settles the window at
+    /// `2 r RTT` plus the cushion.
+    fn right_size(&mut self, now: Instant, rtt: Duration) {
+        let Some((start, seq)) = self.sizing.start else {
+            self.sizing.start = Some((now, self.consumed));
+            return;
+        };
+        if now.saturating_duration_since(start) < rtt {
+            return;
+        }
+        let copied = self.consumed.saturating_sub(seq);
+        if copied > self.sizing.space {
+            let target = copied
+                .saturating_mul(2)
+                .saturating_add(LINUX_CUSHION)
+                .min(self.max_window);
+            self.window = self.window.max(target);
+            self.sizing.space = copied;
+        }
+        self.sizing.start = Some((now, self.consumed));
+    }
+
     /// Raises the window to at least `window` (capped at the maximum), e.g. to keep the connection window
-    /// above a stream window that grew.
+    /// above a stream window that grew. A [`WindowPolicy::Fixed`] window does not move.
     pub(crate) fn ensure_window(&mut self, window: u64) {
-        self.window = self.window.max(window.min(self.max_window));
+        if self.policy != WindowPolicy::Fixed {
+            self.window = self.window.max(window.min(self.max_window));
+        }
+    }
+
+    /// Changes the policy and the maximum at run time. [`WindowPolicy::Fixed`] sets the window to
+    /// `max_window` from now on; the others keep the current window, cut to `max_window` (and raised to the
+    /// floor under [`WindowPolicy::Linux`]). The advertised limit never decreases: when `consumed + window`
+    /// is above it, it is raised now and `true` returned (an update is due).
+    pub(crate) fn set_policy(&mut self, policy: WindowPolicy, max_window: u64) -> bool {
+        self.policy = policy;
+        self.max_window = max_window;
+        self.window = match policy {
+            WindowPolicy::Fixed => max_window,
+            WindowPolicy::Auto => self.window.min(max_window),
+            WindowPolicy::Linux => self.window.max(self.min_window).min(max_window),
+        };
+        self.advertise()
     }
 }
 

@@ -1,6 +1,8 @@
 //! Received frames that concern streams (RFC 9000 §19.4, §19.5, §19.8–§19.14): validation against the
 //! stream's type and state, implicit opening of peer streams, and the flow-control and final-size rules.
 
+use std::time::Instant;
+
 use bytes::Bytes;
 
 use super::control::PerStream;
@@ -111,7 +113,7 @@ impl Streams {
                 break;
             };
             self.recv
-                .insert(sid, RecvStream::new(window, self.config.max_stream_window));
+                .insert(sid, RecvStream::new(self.config.stream_recv_window(window)));
             if dir == Dir::Bi {
                 self.send
                     .insert(sid, SendStream::new(peer_window, self.config.send_buffer));
@@ -131,23 +133,32 @@ impl Streams {
     }
 
     /// A STREAM frame from a decrypted packet `payload` (the frame's data is shared out of it, not copied,
-    /// when it lies inside it).
-    pub fn on_stream_frame(&mut self, frame: &Stream<'_>, payload: &Bytes) -> Result<(), TransportError> {
+    /// when it lies inside it), received at `now`.
+    pub fn on_stream_frame(
+        &mut self,
+        frame: &Stream<'_>,
+        payload: &Bytes,
+        now: Instant,
+    ) -> Result<(), TransportError> {
         self.on_stream_data(
             StreamId::from_varint(frame.id),
             frame.offset.into_inner(),
             share(payload, frame.data),
             frame.fin,
+            now,
         )
     }
 
-    /// The contents of a STREAM frame: `data` at `offset` of stream `id`, ending it if `fin`.
+    /// The contents of a STREAM frame: `data` at `offset` of stream `id`, ending it if `fin`, received at
+    /// `now` (the arrival time the head-of-line delay of [`ReassemblyStats`](super::ReassemblyStats) is
+    /// measured from).
     pub fn on_stream_data(
         &mut self,
         id: StreamId,
         offset: u64,
         data: Bytes,
         fin: bool,
+        now: Instant,
     ) -> Result<(), TransportError> {
         let ty = Stream {
             id: id.to_varint(),
@@ -165,9 +176,12 @@ impl Streams {
         let Some(rs) = self.recv.get_mut(&id) else {
             return Ok(());
         };
-        let before = rs.fragments();
-        let r = rs.on_data(offset, data, fin).map_err(|e| e.with_frame(ty.0))?;
+        let (before, occupied) = (rs.fragments(), rs.occupancy());
+        let r = rs
+            .on_data(offset, data, fin, now, &mut self.reassembly.hol)
+            .map_err(|e| e.with_frame(ty.0))?;
         recount(&mut self.recv_fragments, before, rs.fragments());
+        self.reassembly.recount(occupied, rs.occupancy());
         // RFC 9000 §21.6 (stream fragmentation and reassembly attacks): memory beyond the flow-control window
         // is bounded by the number of fragments buffered.
         if self.recv_fragments > self.max_recv_fragments {
@@ -192,11 +206,12 @@ impl Streams {
         let Some(rs) = self.recv.get_mut(&id) else {
             return Ok(());
         };
-        let before = rs.fragments();
+        let (before, occupied) = (rs.fragments(), rs.occupancy());
         let r = rs
             .on_reset(frame.error_code, frame.final_size.into_inner())
             .map_err(|e| e.with_frame(ty.0))?;
         recount(&mut self.recv_fragments, before, rs.fragments());
+        self.reassembly.recount(occupied, rs.occupancy());
         self.after_recv_input(id, r, ty, "final size beyond MAX_DATA")
     }
 

@@ -33,7 +33,9 @@ mod flow;
 mod id;
 mod input;
 mod output;
+mod policy;
 mod ranges;
+mod reassembly;
 mod recv;
 mod send;
 
@@ -42,12 +44,15 @@ mod tests;
 
 pub use control::StreamControlFrame;
 pub use id::{MAX_STREAM_INDEX_COUNT, StreamId};
+pub use policy::{ParseWindowPolicyError, WindowPolicy};
+pub use reassembly::ReassemblyStats;
 pub use recv::ReadError;
 pub use send::{StreamFrame, StreamFrameRecord, WriteError};
 
 use control::{PendingControl, PerStream};
 use flow::{RecvWindow, SendCredit};
 use id::dir_index;
+use reassembly::{Occupancy, Reassembly};
 use recv::RecvStream;
 use send::SendStream;
 
@@ -68,14 +73,51 @@ fn recount(total: &mut usize, before: usize, now: usize) {
 /// (`max_conn_window`) holds ≈ 21 700 fragments of 1160 bytes, and small adjacent fragments are merged.
 pub const DEFAULT_MAX_RECV_FRAGMENTS: usize = 65_536;
 
-/// Limits and buffer sizes of the stream layer. The `max_*_streams` and `*_window` values are what we
-/// advertise in our transport parameters ([`StreamsConfig::apply_to`]).
+/// The largest window (and flow-control limit) QUIC can express: 2^62 − 1 (RFC 9000 §16, variable-length
+/// integers).
+pub const MAX_WINDOW: u64 = (1 << 62) - 1;
+
+/// A [`StreamsConfig`] value outside its documented range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StreamsConfigError {
+    /// A window is above [`MAX_WINDOW`].
+    #[error("{field} = {value} is above the largest flow-control limit 2^62-1")]
+    WindowTooLarge {
+        /// The field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+    },
+    /// A minimum window is above its maximum.
+    #[error("{min_field} = {min} is above {max_field} = {max}")]
+    MinAboveMax {
+        /// The minimum's field.
+        min_field: &'static str,
+        /// Its value.
+        min: u64,
+        /// The maximum's field.
+        max_field: &'static str,
+        /// Its value.
+        max: u64,
+    },
+}
+
+/// Limits and buffer sizes of the stream layer. The `max_*_streams` and initial `*_window` values are what
+/// we advertise in our transport parameters ([`StreamsConfig::apply_to`]; under [`WindowPolicy::Linux`]
+/// an initial window below its minimum is advertised as the minimum). Every window ranges over 0 to
+/// [`MAX_WINDOW`] (2^62 − 1) with each minimum at most its maximum ([`StreamsConfig::validate`]; a
+/// connection refuses to start with a configuration outside them). See `docs/receive-windows.md` for the
+/// policies, the defaults and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamsConfig {
     /// How many bidirectional streams the peer may have open at once (initial_max_streams_bidi).
     pub max_bidi_streams: u64,
     /// How many unidirectional streams the peer may have open at once (initial_max_streams_uni).
     pub max_uni_streams: u64,
+    /// How the stream and connection receive windows grow ([`WindowPolicy`], default
+    /// [`WindowPolicy::Auto`]); one stream's can be changed at run time
+    /// (`Connection::set_stream_receive_window`).
+    pub window_policy: WindowPolicy,
     /// Initial receive window of bidirectional streams we open (initial_max_stream_data_bidi_local).
     pub stream_window_bidi_local: u64,
     /// Initial receive window of bidirectional streams the peer opens (initial_max_stream_data_bidi_remote).
@@ -84,10 +126,16 @@ pub struct StreamsConfig {
     pub stream_window_uni: u64,
     /// The largest a stream receive window may grow by auto-tuning.
     pub max_stream_window: u64,
+    /// The smallest a stream receive window may be under [`WindowPolicy::Linux`] (Linux's `tcp_rmem[0]`):
+    /// a smaller initial window is raised to it. Ignored by the other policies.
+    pub min_stream_window: u64,
     /// Initial connection receive window (initial_max_data).
     pub conn_window: u64,
     /// The largest the connection receive window may grow by auto-tuning.
     pub max_conn_window: u64,
+    /// The smallest the connection receive window may be under [`WindowPolicy::Linux`] (Linux's
+    /// `tcp_rmem[0]`): a smaller initial window is raised to it. Ignored by the other policies.
+    pub min_conn_window: u64,
     /// Unacknowledged bytes buffered per sending stream; writes beyond it are refused. It caps one stream's
     /// rate at `send_buffer / RTT`: the default 8 MiB allows ≈ 670 Mbit/s at 100 ms (1 MiB, the default
     /// until session 5, allowed 84 Mbit/s; quinn's default send window is 10 MB per connection). Only data
@@ -100,12 +148,15 @@ impl Default for StreamsConfig {
         StreamsConfig {
             max_bidi_streams: 100,
             max_uni_streams: 100,
+            window_policy: WindowPolicy::Auto,
             stream_window_bidi_local: 256 * 1024,
             stream_window_bidi_remote: 256 * 1024,
             stream_window_uni: 256 * 1024,
             max_stream_window: 16 * 1024 * 1024,
+            min_stream_window: 4096,
             conn_window: 1024 * 1024,
             max_conn_window: 24 * 1024 * 1024,
+            min_conn_window: 4096,
             send_buffer: 8 * 1024 * 1024,
         }
     }
@@ -116,12 +167,79 @@ impl StreamsConfig {
     pub fn apply_to(&self, params: &mut TransportParameters) {
         let v = |x: u64| VarInt::from_u64(x).unwrap_or(VarInt::MAX);
         let streams = |x: u64| v(x.min(MAX_STREAM_INDEX_COUNT));
-        params.initial_max_data = v(self.conn_window);
-        params.initial_max_stream_data_bidi_local = v(self.stream_window_bidi_local);
-        params.initial_max_stream_data_bidi_remote = v(self.stream_window_bidi_remote);
-        params.initial_max_stream_data_uni = v(self.stream_window_uni);
+        // The windows the receive side starts from (the Linux policy raises them to its minimum), so that
+        // the peer learns exactly the limits we enforce.
+        let stream = |x: u64| v(RecvWindow::initial(self.window_policy, x, self.min_stream_window));
+        params.initial_max_data = v(self.conn_recv_window().advertised());
+        params.initial_max_stream_data_bidi_local = stream(self.stream_window_bidi_local);
+        params.initial_max_stream_data_bidi_remote = stream(self.stream_window_bidi_remote);
+        params.initial_max_stream_data_uni = stream(self.stream_window_uni);
         params.initial_max_streams_bidi = streams(self.max_bidi_streams);
         params.initial_max_streams_uni = streams(self.max_uni_streams);
+    }
+
+    /// Checks every window against its documented range (see [`StreamsConfigError`]).
+    pub fn validate(&self) -> Result<(), StreamsConfigError> {
+        let windows = [
+            ("stream_window_bidi_local", self.stream_window_bidi_local),
+            ("stream_window_bidi_remote", self.stream_window_bidi_remote),
+            ("stream_window_uni", self.stream_window_uni),
+            ("max_stream_window", self.max_stream_window),
+            ("min_stream_window", self.min_stream_window),
+            ("conn_window", self.conn_window),
+            ("max_conn_window", self.max_conn_window),
+            ("min_conn_window", self.min_conn_window),
+        ];
+        for (field, value) in windows {
+            if value > MAX_WINDOW {
+                return Err(StreamsConfigError::WindowTooLarge { field, value });
+            }
+        }
+        let pairs = [
+            (
+                "min_stream_window",
+                self.min_stream_window,
+                "max_stream_window",
+                self.max_stream_window,
+            ),
+            (
+                "min_conn_window",
+                self.min_conn_window,
+                "max_conn_window",
+                self.max_conn_window,
+            ),
+        ];
+        for (min_field, min, max_field, max) in pairs {
+            if min > max {
+                return Err(StreamsConfigError::MinAboveMax {
+                    min_field,
+                    min,
+                    max_field,
+                    max,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The flow control of a new receiving stream with the initial window `initial`.
+    fn stream_recv_window(&self, initial: u64) -> RecvWindow {
+        RecvWindow::with_policy(
+            self.window_policy,
+            initial,
+            self.min_stream_window,
+            self.max_stream_window,
+        )
+    }
+
+    /// The connection's flow control.
+    fn conn_recv_window(&self) -> RecvWindow {
+        RecvWindow::with_policy(
+            self.window_policy,
+            self.conn_window,
+            self.min_conn_window,
+            self.max_conn_window,
+        )
     }
 
     fn max_streams(&self, dir: Dir) -> u64 {
@@ -169,6 +287,18 @@ pub enum StreamEvent {
         /// Stream type.
         dir: Dir,
     },
+}
+
+/// Why [`Streams::set_recv_window`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SetWindowError {
+    /// The stream has no receiving part (never opened, send-only, or already read to its end, reset or
+    /// stopped).
+    #[error("closed stream")]
+    ClosedStream,
+    /// `max_window` is outside 1 to 2^62 − 1.
+    #[error("max_window = {0} is outside 1..=2^62-1")]
+    InvalidWindow(u64),
 }
 
 /// The stream was never opened, cannot do this, or is already closed.
@@ -228,6 +358,10 @@ pub struct Streams {
     opened_event: [bool; 2],
     /// The connection's smoothed RTT, for auto-tuning.
     rtt: Duration,
+    /// The largest smoothed RTT over the paths, for the Linux policy ([`Streams::set_sizing_rtt`]).
+    sizing_rtt: Option<Duration>,
+    /// Receiver statistics over all receiving streams.
+    reassembly: Reassembly,
 }
 
 impl Streams {
@@ -237,7 +371,7 @@ impl Streams {
         let remote_max = [config.max_streams(Dir::Bi), config.max_streams(Dir::Uni)];
         Streams {
             side,
-            conn_recv: RecvWindow::new(config.conn_window, config.max_conn_window),
+            conn_recv: config.conn_recv_window(),
             config,
             send: BTreeMap::new(),
             stopped: BTreeMap::new(),
@@ -258,6 +392,8 @@ impl Streams {
             events: VecDeque::new(),
             opened_event: [false; 2],
             rtt: Duration::from_millis(333),
+            sizing_rtt: None,
+            reassembly: Reassembly::default(),
         }
     }
 
@@ -279,6 +415,11 @@ impl Streams {
     /// Received fragments buffered over all streams.
     pub fn recv_fragments(&self) -> usize {
         self.recv_fragments
+    }
+
+    /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay.
+    pub fn reassembly_stats(&self) -> ReassemblyStats {
+        self.reassembly.stats()
     }
 
     /// Number of STOP_SENDING codes remembered for send parts already removed.
@@ -307,9 +448,25 @@ impl Streams {
         }
     }
 
-    /// Updates the RTT estimate used by window auto-tuning.
+    /// Updates the RTT estimate used by window auto-tuning ([`WindowPolicy::Auto`]): the smoothed RTT of
+    /// the path whose acknowledgement arrived last.
     pub fn set_rtt(&mut self, rtt: Duration) {
         self.rtt = rtt;
+    }
+
+    /// Updates the measurement period of [`WindowPolicy::Linux`]'s right-sizing: the largest smoothed RTT
+    /// over the connection's paths (one path: its smoothed RTT).
+    pub fn set_sizing_rtt(&mut self, rtt: Duration) {
+        self.sizing_rtt = Some(rtt);
+    }
+
+    /// The RTT a window with `policy` is tuned with, from the `rtt` and `sizing_rtt` fields: the Linux
+    /// policy's measurement period falls back to the last path's RTT until [`Streams::set_sizing_rtt`].
+    fn tuning_rtt(policy: WindowPolicy, rtt: Duration, sizing_rtt: Option<Duration>) -> Duration {
+        match policy {
+            WindowPolicy::Linux => sizing_rtt.unwrap_or(rtt),
+            WindowPolicy::Fixed | WindowPolicy::Auto => rtt,
+        }
     }
 
     /// Which endpoint we are.
@@ -377,8 +534,8 @@ impl Streams {
             .insert(id, SendStream::new(window, self.config.send_buffer));
         if dir == Dir::Bi {
             let rs = RecvStream::new(
-                self.config.stream_window_bidi_local,
-                self.config.max_stream_window,
+                self.config
+                    .stream_recv_window(self.config.stream_window_bidi_local),
             );
             self.recv.insert(id, rs);
         }
@@ -470,13 +627,15 @@ impl Streams {
     pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
         let rs = self.recv.get_mut(&id).ok_or(ReadError::ClosedStream)?;
         rs.readable_notified = false;
-        let before = rs.fragments();
+        let (before, occupied) = (rs.fragments(), rs.occupancy());
         let read = rs.read(max_len);
         recount(&mut self.recv_fragments, before, rs.fragments());
+        self.reassembly.recount(occupied, rs.occupancy());
         match read {
             Ok(Some(data)) => {
                 let n = data.len() as u64;
-                if rs.window.consume(n, Some(now), self.rtt) && rs.wants_credit() {
+                let rtt = Self::tuning_rtt(rs.window.policy(), self.rtt, self.sizing_rtt);
+                if rs.window.consume(n, Some(now), rtt) && rs.wants_credit() {
                     self.pending.per_stream.insert((PerStream::MaxStreamData, id));
                 }
                 // The connection window must not be what holds back a single stream.
@@ -509,9 +668,10 @@ impl Streams {
             self.remove_recv(id);
             return Ok(());
         }
-        let before = rs.fragments();
+        let (before, occupied) = (rs.fragments(), rs.occupancy());
         let released = rs.stop(error_code);
         recount(&mut self.recv_fragments, before, rs.fragments());
+        self.reassembly.recount(occupied, rs.occupancy());
         let settled = rs.stopped_and_settled();
         self.release_conn(released, None);
         if settled {
@@ -537,6 +697,45 @@ impl Streams {
         self.recv.get(&id).map(|rs| rs.window.window())
     }
 
+    /// The limit advertised to the peer for stream `id` (its MAX_STREAM_DATA, sent or about to be): the
+    /// peer may send up to this offset.
+    pub fn recv_limit(&self, id: StreamId) -> Option<u64> {
+        self.recv.get(&id).map(|rs| rs.window.advertised())
+    }
+
+    /// The connection-level limit advertised to the peer (its MAX_DATA, sent or about to be).
+    pub fn conn_recv_limit(&self) -> u64 {
+        self.conn_recv.advertised()
+    }
+
+    /// The receive-window policy of `id`.
+    pub fn recv_window_policy(&self, id: StreamId) -> Option<WindowPolicy> {
+        self.recv.get(&id).map(|rs| rs.window.policy())
+    }
+
+    /// Changes how the receive window of stream `id` grows from now on: [`WindowPolicy::Fixed`] makes it
+    /// exactly `max_window`; [`WindowPolicy::Auto`] and [`WindowPolicy::Linux`] keep the current window
+    /// (cut to `max_window`, and raised to `min_stream_window` under Linux) and let it grow up to
+    /// `max_window`. The limit already advertised to the peer never decreases; if the new window allows
+    /// more, a MAX_STREAM_DATA is queued at once.
+    ///
+    /// `max_window` ranges over 1 to [`MAX_WINDOW`] (2^62 − 1).
+    pub fn set_recv_window(
+        &mut self,
+        id: StreamId,
+        max_window: u64,
+        policy: WindowPolicy,
+    ) -> Result<(), SetWindowError> {
+        if !(1..=MAX_WINDOW).contains(&max_window) {
+            return Err(SetWindowError::InvalidWindow(max_window));
+        }
+        let rs = self.recv.get_mut(&id).ok_or(SetWindowError::ClosedStream)?;
+        if rs.window.set_policy(policy, max_window) && rs.wants_credit() {
+            self.pending.per_stream.insert((PerStream::MaxStreamData, id));
+        }
+        Ok(())
+    }
+
     /// The current connection receive window.
     pub fn conn_recv_window(&self) -> u64 {
         self.conn_recv.window()
@@ -557,7 +756,8 @@ impl Streams {
 
     /// Gives `n` bytes of connection credit back; queues MAX_DATA when due.
     fn release_conn(&mut self, n: u64, now: Option<Instant>) {
-        if n > 0 && self.conn_recv.consume(n, now, self.rtt) {
+        let rtt = Self::tuning_rtt(self.conn_recv.policy(), self.rtt, self.sizing_rtt);
+        if n > 0 && self.conn_recv.consume(n, now, rtt) {
             self.pending.max_data = true;
         }
     }
@@ -593,6 +793,7 @@ impl Streams {
     fn remove_recv(&mut self, id: StreamId) {
         if let Some(rs) = self.recv.remove(&id) {
             self.recv_fragments = self.recv_fragments.saturating_sub(rs.fragments());
+            self.reassembly.recount(rs.occupancy(), Occupancy::default());
             self.on_part_closed(id);
         }
     }

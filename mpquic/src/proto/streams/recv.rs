@@ -5,15 +5,22 @@
 //! offset whose entries never overlap and never lie below what the application has read. Every stored byte
 //! lies below the advertised stream limit, so the buffer never exceeds the window.
 //!
+//! For the receiver statistics ([`ReassemblyStats`](super::ReassemblyStats)) each fragment keeps when it
+//! arrived, and the stream keeps where the first gap starts (`contiguous_end`): bytes below it are readable
+//! in order, bytes above it wait. When a frame fills the gap, the fragments it makes contiguous are walked
+//! once and their waiting time recorded; an in-order arrival costs O(1).
+//!
 //! States (RFC 9000 §3.2, Figure 3): "Recv" (no final size), "Size Known" (`final_size` set), "Data Recvd"
 //! (all bytes up to the final size buffered), "Data Read" (the application read the end: the stream is
 //! removed), "Reset Recvd" (`reset` set) and "Reset Read" (the application saw the reset: removed).
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
 use super::flow::RecvWindow;
+use super::reassembly::{HolStats, Occupancy};
 use crate::proto::coding::VarInt;
 use crate::proto::error::{TransportError, TransportErrorCode};
 
@@ -58,15 +65,43 @@ pub(crate) fn flow_control_error(reason: &'static str) -> TransportError {
     TransportError::new(TransportErrorCode::FLOW_CONTROL_ERROR, reason)
 }
 
+/// A received fragment and when it arrived.
+#[derive(Debug, Clone)]
+struct Chunk {
+    data: Bytes,
+    /// When its bytes arrived: the byte-weighted mean over small pieces merged into it (a single arrival
+    /// otherwise), so that the sum of the waiting times stays exact.
+    arrived: Instant,
+    /// When its first byte arrived (the longest wait of its bytes).
+    first: Instant,
+}
+
+impl Chunk {
+    fn new(data: Bytes, now: Instant) -> Self {
+        Chunk {
+            data,
+            arrived: now,
+            first: now,
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+}
+
 /// The receiving part of a stream.
 #[derive(Debug)]
 pub(crate) struct RecvStream {
-    /// Received data not read yet: offset → bytes, disjoint, all at or above `read_offset`.
-    chunks: BTreeMap<u64, Bytes>,
+    /// Received data not read yet: offset → fragment, disjoint, all at or above `read_offset`.
+    chunks: BTreeMap<u64, Chunk>,
     /// Bytes in `chunks`.
     buffered: u64,
     /// Bytes delivered to the application (or discarded for it).
     read_offset: u64,
+    /// Where the first gap starts: `chunks` cover `read_offset..contiguous_end` without a gap and hold no
+    /// fragment starting at `contiguous_end`.
+    contiguous_end: u64,
     /// Known once a FIN or RESET_STREAM arrived.
     pub(crate) final_size: Option<u64>,
     /// Stream-level flow control.
@@ -82,14 +117,15 @@ pub(crate) struct RecvStream {
 }
 
 impl RecvStream {
-    /// A stream with an initial window of `window` bytes that auto-tunes up to `max_window`.
-    pub(crate) fn new(window: u64, max_window: u64) -> Self {
+    /// A stream whose flow control is `window`.
+    pub(crate) fn new(window: RecvWindow) -> Self {
         RecvStream {
             chunks: BTreeMap::new(),
             buffered: 0,
             read_offset: 0,
+            contiguous_end: 0,
             final_size: None,
-            window: RecvWindow::new(window, max_window),
+            window,
             reset: None,
             stopped: None,
             released: 0,
@@ -100,6 +136,15 @@ impl RecvStream {
     /// Bytes buffered for the application.
     pub(crate) fn buffered(&self) -> u64 {
         self.buffered
+    }
+
+    /// Unread bytes, and those of them above the first gap.
+    pub(crate) fn occupancy(&self) -> Occupancy {
+        let in_order = self.contiguous_end.saturating_sub(self.read_offset);
+        Occupancy {
+            unread: self.buffered,
+            out_of_order: self.buffered.saturating_sub(in_order),
+        }
     }
 
     /// Number of buffered fragments.
@@ -154,12 +199,15 @@ impl RecvStream {
         n
     }
 
-    /// A STREAM frame: `data` at `offset`, ending the stream if `fin`.
+    /// A STREAM frame: `data` at `offset`, ending the stream if `fin`, received at `now`; the bytes it makes
+    /// readable in order are recorded in `hol`.
     pub(crate) fn on_data(
         &mut self,
         offset: u64,
         data: Bytes,
         fin: bool,
+        now: Instant,
+        hol: &mut HolStats,
     ) -> Result<Received, TransportError> {
         let end = offset
             .checked_add(data.len() as u64)
@@ -186,7 +234,7 @@ impl RecvStream {
                 readable: false,
             });
         }
-        self.insert(offset, data);
+        self.insert(offset, data, now, hol);
         Ok(Received {
             grew,
             discarded: 0,
@@ -208,8 +256,7 @@ impl RecvStream {
         // not consumed, and signal the receipt of the RESET_STREAM."
         let readable = self.stopped.is_none();
         self.reset = Some(code);
-        self.chunks.clear();
-        self.buffered = 0;
+        self.discard_buffer();
         Ok(Received {
             grew,
             discarded: self.release_discarded(),
@@ -220,9 +267,16 @@ impl RecvStream {
     /// The application stops reading: buffered data is dropped. Returns the connection credit released.
     pub(crate) fn stop(&mut self, code: VarInt) -> u64 {
         self.stopped = Some(code);
+        self.discard_buffer();
+        self.release_discarded()
+    }
+
+    /// Drops every buffered byte (reset or stopped): bytes still waiting above a gap never become
+    /// readable, so the head-of-line figures do not count them.
+    fn discard_buffer(&mut self) {
         self.chunks.clear();
         self.buffered = 0;
-        self.release_discarded()
+        self.contiguous_end = self.read_offset;
     }
 
     /// Whether the receiving part is finished with once stopped: the final size is known, so every byte is
@@ -251,15 +305,18 @@ impl RecvStream {
                 self.chunks.insert(self.read_offset, chunk);
                 return Ok(Some(Bytes::new()));
             }
-            if chunk.len() > max_len {
-                let rest = chunk.split_off(max_len);
+            if chunk.data.len() > max_len {
+                let rest = Chunk {
+                    data: chunk.data.split_off(max_len),
+                    ..chunk
+                };
                 self.chunks.insert(self.read_offset + max_len as u64, rest);
             }
-            let n = chunk.len() as u64;
+            let n = chunk.len();
             self.read_offset += n;
             self.released = self.read_offset;
             self.buffered -= n;
-            return Ok(Some(chunk));
+            return Ok(Some(chunk.data));
         }
         if self.final_size == Some(self.read_offset) {
             return Ok(None);
@@ -271,23 +328,48 @@ impl RecvStream {
     /// Appends a small in-order piece to the fragment it continues, by copying both (at most
     /// [`MERGE_MAX`] bytes), so that a peer sending many small frames does not use up the connection's
     /// fragment limit (`Streams::set_max_recv_fragments`). `Some` if merged.
-    fn merge_small(&mut self, offset: u64, data: &Bytes) -> Option<()> {
+    ///
+    /// The merged fragment's arrival becomes the byte-weighted mean of both, so the summed waiting time of
+    /// its bytes is unchanged.
+    fn merge_small(&mut self, offset: u64, data: &Bytes, now: Instant) -> Option<()> {
         if data.len() >= MERGE_SMALL {
             return None;
         }
         let mut last = self.chunks.last_entry()?;
         let (start, prev) = (*last.key(), last.get());
-        if start + prev.len() as u64 != offset || prev.len() + data.len() > MERGE_MAX {
+        if start + prev.len() != offset || prev.data.len() + data.len() > MERGE_MAX {
             return None;
         }
-        let mut merged = BytesMut::with_capacity(prev.len() + data.len());
-        merged.extend_from_slice(prev);
+        let mut merged = BytesMut::with_capacity(prev.data.len() + data.len());
+        merged.extend_from_slice(&prev.data);
         merged.extend_from_slice(data);
-        *last.get_mut() = merged.freeze();
+        // mean = prev + (now − prev) · new / (old + new)
+        let gap = now.saturating_duration_since(prev.arrived).as_nanos();
+        let total = (prev.data.len() + data.len()) as u128;
+        let shift = (gap * data.len() as u128).checked_div(total).unwrap_or(0);
+        let arrived = prev.arrived + Duration::from_nanos(u64::try_from(shift).unwrap_or(u64::MAX));
+        *last.get_mut() = Chunk {
+            data: merged.freeze(),
+            arrived,
+            first: prev.first,
+        };
         Some(())
     }
 
-    fn insert(&mut self, offset: u64, data: Bytes) {
+    /// Moves the first gap past the fragments that now continue the contiguous data, recording at `now`
+    /// how long each waited. Each fragment is walked once in its life.
+    fn advance(&mut self, now: Instant, hol: &mut HolStats) {
+        while let Some(c) = self.chunks.get(&self.contiguous_end) {
+            hol.waited(
+                c.len(),
+                now.saturating_duration_since(c.arrived),
+                now.saturating_duration_since(c.first),
+            );
+            self.contiguous_end += c.len();
+        }
+    }
+
+    fn insert(&mut self, offset: u64, data: Bytes, now: Instant, hol: &mut HolStats) {
         let end = offset + data.len() as u64;
         // In-order arrival, the common case: the data starts past everything read and buffered, so there is
         // nothing to trim and no B-tree range to search.
@@ -295,43 +377,47 @@ impl RecvStream {
             && self
                 .chunks
                 .last_key_value()
-                .is_none_or(|(&s, c)| s + c.len() as u64 <= offset)
+                .is_none_or(|(&s, c)| s + c.len() <= offset)
         {
             if !data.is_empty() {
-                self.buffered += data.len() as u64;
-                if self.merge_small(offset, &data).is_some() {
+                let n = data.len() as u64;
+                self.buffered += n;
+                if offset == self.contiguous_end {
+                    // In order: readable at once. Nothing lies above, so nothing else becomes readable.
+                    self.contiguous_end = end;
+                    hol.in_order(n);
+                }
+                if self.merge_small(offset, &data, now).is_some() {
                     return;
                 }
-                self.chunks.insert(offset, data);
+                self.chunks.insert(offset, Chunk::new(data, now));
             }
             return;
         }
         let mut pos = offset.max(self.read_offset);
         // A fragment starting at or before `pos` may cover its beginning.
         if let Some((&s, c)) = self.chunks.range(..=pos).next_back() {
-            pos = pos.max(s + c.len() as u64);
+            pos = pos.max(s + c.len());
         }
         while pos < end {
-            let next = self
-                .chunks
-                .range(pos..end)
-                .next()
-                .map(|(&s, c)| (s, s + c.len() as u64));
+            let next = self.chunks.range(pos..end).next().map(|(&s, c)| (s, s + c.len()));
             let gap_end = next.map_or(end, |(s, _)| s);
             if gap_end > pos {
                 let piece = data.slice((pos - offset) as usize..(gap_end - offset) as usize);
                 self.buffered += piece.len() as u64;
-                self.chunks.insert(pos, piece);
+                self.chunks.insert(pos, Chunk::new(piece, now));
             }
             match next {
                 Some((_, e)) => pos = e,
                 None => break,
             }
         }
+        self.advance(now, hol);
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests take a wall-clock base instant once
 mod tests {
     use super::*;
 
@@ -345,29 +431,32 @@ mod tests {
 
     #[test]
     fn overlapping_frames_are_stored_once() {
-        let mut s = RecvStream::new(100, 100);
+        let (now, mut hol) = (Instant::now(), HolStats::default());
+        let mut s = RecvStream::new(RecvWindow::new(100, 100));
         let data = Bytes::from_static(b"0123456789");
-        s.on_data(2, data.slice(2..5), false).unwrap();
-        s.on_data(7, data.slice(7..9), false).unwrap();
+        s.on_data(2, data.slice(2..5), false, now, &mut hol).unwrap();
+        s.on_data(7, data.slice(7..9), false, now, &mut hol).unwrap();
         assert_eq!(s.buffered(), 5);
-        let r = s.on_data(0, data.slice(0..10), true).unwrap();
+        let r = s.on_data(0, data.slice(0..10), true, now, &mut hol).unwrap();
         assert!(r.readable);
         assert_eq!(s.buffered(), 10);
         assert_eq!(s.fragments(), 5);
         // A duplicate adds nothing.
-        s.on_data(0, data.clone(), true).unwrap();
+        s.on_data(0, data.clone(), true, now, &mut hol).unwrap();
         assert_eq!(s.buffered(), 10);
         assert_eq!(read_all(&mut s), b"0123456789");
         assert_eq!(s.read(10), Ok(None));
         // Data already read is not stored again.
-        s.on_data(3, data.slice(3..6), false).unwrap();
+        s.on_data(3, data.slice(3..6), false, now, &mut hol).unwrap();
         assert_eq!(s.buffered(), 0);
     }
 
     #[test]
     fn partial_reads_split_fragments() {
-        let mut s = RecvStream::new(100, 100);
-        s.on_data(0, Bytes::from_static(b"abcdef"), false).unwrap();
+        let (now, mut hol) = (Instant::now(), HolStats::default());
+        let mut s = RecvStream::new(RecvWindow::new(100, 100));
+        s.on_data(0, Bytes::from_static(b"abcdef"), false, now, &mut hol)
+            .unwrap();
         assert_eq!(s.read(2).unwrap().unwrap(), &b"ab"[..]);
         assert_eq!(s.read(10).unwrap().unwrap(), &b"cdef"[..]);
         assert_eq!(s.read(10), Err(ReadError::Blocked));

@@ -13,6 +13,8 @@ use crate::proto::frame::{Frame, ResetStream, StopSending, decode_frames};
 
 mod behaviour;
 mod proptests;
+mod reassembly;
+mod windows;
 
 pub(super) fn v(x: u64) -> VarInt {
     VarInt::from_u64(x).unwrap()
@@ -48,6 +50,7 @@ pub(super) fn small(window: u64) -> StreamsConfig {
         conn_window: 4 * window,
         max_conn_window: 4 * window,
         send_buffer: 1 << 20,
+        ..StreamsConfig::default()
     }
 }
 
@@ -83,7 +86,7 @@ pub(super) fn deliver_stream(to: &mut Streams, f: &StreamFrame) -> Result<(), Tr
     let payload = Bytes::from(buf);
     let frame = decode_frames(&payload).next().unwrap().unwrap();
     let Frame::Stream(s) = frame else { panic!() };
-    to.on_stream_frame(&s, &payload)
+    to.on_stream_frame(&s, &payload, t0())
 }
 
 /// Moves every frame from `a` to `b` and acknowledges it; returns how many frames moved.
@@ -135,7 +138,7 @@ fn rfc9000_19_8_stream_frame_for_send_only_stream_is_stream_state_error() {
     let (mut c, _) = pair(small(1000), small(1000));
     let id = c.open_uni().unwrap();
     let e = c
-        .on_stream_data(id, 0, Bytes::from_static(b"x"), false)
+        .on_stream_data(id, 0, Bytes::from_static(b"x"), false, t0())
         .unwrap_err();
     assert_eq!(e.code, SSE);
     assert_eq!(e.frame_type, Some(0x0a));
@@ -145,9 +148,9 @@ fn rfc9000_19_8_stream_frame_for_send_only_stream_is_stream_state_error() {
 fn rfc9000_19_8_stream_frame_for_unopened_local_stream_is_stream_state_error() {
     let (mut c, _) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Bi, 0);
-    assert_eq!(code(c.on_stream_data(id, 0, Bytes::new(), true)), SSE);
+    assert_eq!(code(c.on_stream_data(id, 0, Bytes::new(), true, t0())), SSE);
     c.open_bi().unwrap();
-    c.on_stream_data(id, 0, Bytes::new(), true).unwrap();
+    c.on_stream_data(id, 0, Bytes::new(), true, t0()).unwrap();
 }
 
 #[test]
@@ -212,10 +215,10 @@ fn rfc9000_19_13_stream_data_blocked_for_send_only_stream_is_stream_state_error(
 fn rfc9000_4_6_stream_above_advertised_limit_is_stream_limit_error() {
     let (_, mut s) = pair(small(1000), small(1000));
     // We advertised 4 client bidi streams: indices 0..=3.
-    s.on_stream_data(sid(Side::Client, Dir::Bi, 3), 0, Bytes::new(), false)
+    s.on_stream_data(sid(Side::Client, Dir::Bi, 3), 0, Bytes::new(), false, t0())
         .unwrap();
     let e = s
-        .on_stream_data(sid(Side::Client, Dir::Bi, 4), 0, Bytes::new(), false)
+        .on_stream_data(sid(Side::Client, Dir::Bi, 4), 0, Bytes::new(), false, t0())
         .unwrap_err();
     assert_eq!(e.code, TransportErrorCode::STREAM_LIMIT_ERROR);
     // Every frame that opens streams is checked.
@@ -238,10 +241,10 @@ fn rfc9000_4_6_stream_above_advertised_limit_is_stream_limit_error() {
 fn rfc9000_4_1_data_beyond_max_stream_data_is_flow_control_error() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Bi, 0);
-    s.on_stream_data(id, 0, Bytes::from(vec![0; 1000]), false)
+    s.on_stream_data(id, 0, Bytes::from(vec![0; 1000]), false, t0())
         .unwrap();
     let e = s
-        .on_stream_data(id, 1000, Bytes::from_static(b"x"), false)
+        .on_stream_data(id, 1000, Bytes::from_static(b"x"), false, t0())
         .unwrap_err();
     assert_eq!(e.code, FCE);
 }
@@ -257,11 +260,18 @@ fn rfc9000_4_1_data_beyond_max_data_is_flow_control_error() {
             999,
             Bytes::from_static(b"x"),
             false,
+            t0(),
         )
         .unwrap();
     }
     let e = s
-        .on_stream_data(sid(Side::Client, Dir::Bi, 0), 0, Bytes::from_static(b"x"), false)
+        .on_stream_data(
+            sid(Side::Client, Dir::Bi, 0),
+            0,
+            Bytes::from_static(b"x"),
+            false,
+            t0(),
+        )
         .unwrap_err();
     assert_eq!(e.code, FCE);
 }
@@ -270,11 +280,13 @@ fn rfc9000_4_1_data_beyond_max_data_is_flow_control_error() {
 fn rfc9000_4_5_final_size_change_is_final_size_error() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Uni, 0);
-    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), true).unwrap();
+    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), true, t0())
+        .unwrap();
     // The same final size again is fine.
-    s.on_stream_data(id, 1, Bytes::from_static(b"bc"), true).unwrap();
+    s.on_stream_data(id, 1, Bytes::from_static(b"bc"), true, t0())
+        .unwrap();
     let e = s
-        .on_stream_data(id, 0, Bytes::from_static(b"ab"), true)
+        .on_stream_data(id, 0, Bytes::from_static(b"ab"), true, t0())
         .unwrap_err();
     assert_eq!((e.code, e.frame_type), (FSE, Some(0x0b)));
 }
@@ -283,9 +295,10 @@ fn rfc9000_4_5_final_size_change_is_final_size_error() {
 fn rfc9000_4_5_data_beyond_final_size_is_final_size_error() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Uni, 0);
-    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), true).unwrap();
+    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), true, t0())
+        .unwrap();
     assert_eq!(
-        code(s.on_stream_data(id, 3, Bytes::from_static(b"d"), false)),
+        code(s.on_stream_data(id, 3, Bytes::from_static(b"d"), false, t0())),
         FSE
     );
 }
@@ -294,10 +307,10 @@ fn rfc9000_4_5_data_beyond_final_size_is_final_size_error() {
 fn rfc9000_4_5_final_size_below_received_data_is_final_size_error() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Uni, 0);
-    s.on_stream_data(id, 10, Bytes::from_static(b"abc"), false)
+    s.on_stream_data(id, 10, Bytes::from_static(b"abc"), false, t0())
         .unwrap();
     assert_eq!(
-        code(s.on_stream_data(id, 0, Bytes::from_static(b"ab"), true)),
+        code(s.on_stream_data(id, 0, Bytes::from_static(b"ab"), true, t0())),
         FSE
     );
     let f = ResetStream {
@@ -312,7 +325,8 @@ fn rfc9000_4_5_final_size_below_received_data_is_final_size_error() {
 fn rfc9000_4_5_reset_stream_changing_final_size_is_final_size_error() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Uni, 0);
-    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), true).unwrap();
+    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), true, t0())
+        .unwrap();
     let mut f = ResetStream {
         id: id.to_varint(),
         error_code: v(7),
@@ -347,7 +361,8 @@ fn frames_for_closed_streams_are_ignored() {
     let (data, end) = read_all(&mut s, id, t0());
     assert_eq!((data.as_slice(), end), (&b"hi"[..], Ok(None)));
     // Fully read: the stream is gone; retransmissions are ignored.
-    s.on_stream_data(id, 0, Bytes::from_static(b"hi"), true).unwrap();
+    s.on_stream_data(id, 0, Bytes::from_static(b"hi"), true, t0())
+        .unwrap();
     assert_eq!(s.stream_count(), 0);
     assert_eq!(s.read(id, 10, t0()), Err(ReadError::ClosedStream));
 }

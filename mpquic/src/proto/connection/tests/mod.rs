@@ -21,6 +21,7 @@ mod path_limits;
 mod probes;
 mod qlog;
 mod random;
+mod receive_windows;
 mod reset;
 mod retry;
 mod rules;

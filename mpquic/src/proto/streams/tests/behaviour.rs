@@ -371,18 +371,21 @@ fn reset_received_discards_data_and_releases_connection_credit() {
 fn stop_after_fin_needs_no_stop_sending_and_data_after_stop_is_counted() {
     let (mut c, mut s) = pair(small(1000), small(1000));
     let a = sid(Side::Client, Dir::Uni, 0);
-    s.on_stream_data(a, 0, Bytes::from_static(b"abc"), true).unwrap();
+    s.on_stream_data(a, 0, Bytes::from_static(b"abc"), true, t0())
+        .unwrap();
     s.stop(a, v(1)).unwrap();
     assert!(controls(&mut s).is_empty());
     assert_eq!(s.stream_count(), 0);
     let b = sid(Side::Client, Dir::Uni, 1);
-    s.on_stream_data(b, 0, Bytes::from_static(b"abc"), false).unwrap();
+    s.on_stream_data(b, 0, Bytes::from_static(b"abc"), false, t0())
+        .unwrap();
     s.stop(b, v(2)).unwrap();
     assert_eq!(s.stop(b, v(2)), Err(ClosedStream));
     // Data after STOP_SENDING still counts against flow control, and is discarded.
-    s.on_stream_data(b, 3, Bytes::from(vec![0; 997]), false).unwrap();
+    s.on_stream_data(b, 3, Bytes::from(vec![0; 997]), false, t0())
+        .unwrap();
     assert_eq!(
-        code(s.on_stream_data(b, 1000, Bytes::from_static(b"x"), false)),
+        code(s.on_stream_data(b, 1000, Bytes::from_static(b"x"), false, t0())),
         FCE
     );
     assert_eq!(s.read_buffered(b), Some(0));
@@ -398,7 +401,7 @@ fn stop_after_fin_needs_no_stop_sending_and_data_after_stop_is_counted() {
         }]
     );
     // Once the final size is known the stream is settled and gone; a lost STOP_SENDING is not re-sent.
-    s.on_stream_data(b, 1000, Bytes::new(), true).unwrap();
+    s.on_stream_data(b, 1000, Bytes::new(), true, t0()).unwrap();
     assert_eq!(s.stream_count(), 0);
     s.on_control_frame_lost(&stop[0]);
     assert!(controls(&mut s).is_empty());
@@ -411,14 +414,14 @@ fn stop_after_fin_needs_no_stop_sending_and_data_after_stop_is_counted() {
 fn regression_fin_only_frame_after_all_data_was_read_is_readable() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Uni, 0);
-    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), false)
+    s.on_stream_data(id, 0, Bytes::from_static(b"abc"), false, t0())
         .unwrap();
     assert_eq!(s.poll_event(), Some(StreamEvent::Opened { dir: Dir::Uni }));
     assert_eq!(s.poll_event(), Some(StreamEvent::Readable { id }));
     assert_eq!(s.accept_uni(), Some(id));
     assert_eq!(s.read(id, 10, t0()), Ok(Some(Bytes::from_static(b"abc"))));
     assert_eq!(s.poll_event(), None);
-    s.on_stream_data(id, 3, Bytes::new(), true).unwrap();
+    s.on_stream_data(id, 3, Bytes::new(), true, t0()).unwrap();
     assert_eq!(s.poll_event(), Some(StreamEvent::Readable { id }));
     assert_eq!(s.read(id, 10, t0()), Ok(None));
 }
@@ -455,7 +458,8 @@ fn regression_write_after_acked_stop_reset_reports_stopped() {
 fn rfc9000_3_2_lower_numbered_streams_are_opened_implicitly() {
     let (_, mut s) = pair(small(1000), small(1000));
     let id = sid(Side::Client, Dir::Bi, 2);
-    s.on_stream_data(id, 0, Bytes::from_static(b"x"), false).unwrap();
+    s.on_stream_data(id, 0, Bytes::from_static(b"x"), false, t0())
+        .unwrap();
     assert_eq!(s.poll_event(), Some(StreamEvent::Opened { dir: Dir::Bi }));
     assert_eq!(s.poll_event(), Some(StreamEvent::Readable { id }));
     assert_eq!(s.poll_event(), None);
@@ -542,12 +546,18 @@ fn max_streams_is_raised_as_peer_streams_close() {
 fn peer_streams_stay_bounded_by_the_advertised_limit() {
     let (_, mut s) = pair(small(1000), small(1000));
     for i in 0..4 {
-        s.on_stream_data(sid(Side::Client, Dir::Bi, i), 0, Bytes::from_static(b"x"), false)
-            .unwrap();
+        s.on_stream_data(
+            sid(Side::Client, Dir::Bi, i),
+            0,
+            Bytes::from_static(b"x"),
+            false,
+            t0(),
+        )
+        .unwrap();
     }
     assert_eq!(s.stream_count(), 4);
     assert!(
-        s.on_stream_data(sid(Side::Client, Dir::Bi, 1 << 40), 0, Bytes::new(), false)
+        s.on_stream_data(sid(Side::Client, Dir::Bi, 1 << 40), 0, Bytes::new(), false, t0())
             .is_err()
     );
     assert_eq!(s.stream_count(), 4);
@@ -627,7 +637,7 @@ fn small_frames_are_copied_and_large_ones_shared() {
     let Frame::Stream(fr) = decode_frames(&payload).next().unwrap().unwrap() else {
         panic!()
     };
-    s.on_stream_frame(&fr, &payload).unwrap();
+    s.on_stream_frame(&fr, &payload, t0()).unwrap();
     let got = s.read(id, usize::MAX, t0()).unwrap().unwrap();
     assert_eq!(got.as_ptr(), fr.data.as_ptr(), "shared, not copied");
 }

@@ -57,7 +57,7 @@ proptest! {
         let mut finished = false;
         for (a, b) in pieces {
             let fin = b == data.len();
-            s.on_stream_data(id, a as u64, all.slice(a..b), fin).unwrap();
+            s.on_stream_data(id, a as u64, all.slice(a..b), fin, t0()).unwrap();
             prop_assert!(s.read_buffered(id).unwrap_or(0) <= window);
             // Read some of what is available between frames.
             if !finished {
@@ -163,7 +163,7 @@ proptest! {
             let big = VarInt::from_u64(n & ((1 << 62) - 1)).unwrap();
             let offset = n % 4096;
             let r = match op {
-                0 => s.on_stream_data(StreamId::from_varint(id), offset, Bytes::from(vec![1; len]), flag),
+                0 => s.on_stream_data(StreamId::from_varint(id), offset, Bytes::from(vec![1; len]), flag, t0()),
                 1 => s.on_reset_stream(&ResetStream { id, error_code: big, final_size: VarInt::from_u64(offset).unwrap() }),
                 2 => s.on_stop_sending(&StopSending { id, error_code: big }),
                 3 => s.on_max_stream_data(id, big),
