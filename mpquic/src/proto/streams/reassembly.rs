@@ -6,9 +6,11 @@ use std::time::Duration;
 
 /// Receive-side statistics of a connection, summed over its streams (see `docs/receive-windows.md`).
 ///
-/// Occupancy counts bytes the receiver buffers now; the head-of-line (HoL) figures cover every new stream
-/// byte received (duplicates are not counted again) once it became readable in order, or was discarded
-/// (reset or stopped stream) while waiting.
+/// Occupancy counts bytes the receiver buffers now; the head-of-line (HoL) figures cover every stream byte
+/// received (duplicates are not counted again) from the moment it became readable in order. Bytes still
+/// waiting above a gap when their stream is reset or stopped never become readable and are not counted.
+/// A byte's HoL delay runs from the arrival of the datagram that first brought it to the arrival of the one
+/// that filled the last gap below it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReassemblyStats {
     /// Bytes received and buffered but not readable in order (above a gap), summed over streams, now.

@@ -347,7 +347,11 @@ impl RecvStream {
         let gap = now.saturating_duration_since(prev.arrived).as_nanos();
         let total = (prev.data.len() + data.len()) as u128;
         let shift = (gap * data.len() as u128).checked_div(total).unwrap_or(0);
-        let arrived = prev.arrived + Duration::from_nanos(u64::try_from(shift).unwrap_or(u64::MAX));
+        // shift ≤ now − prev.arrived, so the sum is at most `now`.
+        let arrived = prev
+            .arrived
+            .checked_add(Duration::from_nanos(u64::try_from(shift).unwrap_or(u64::MAX)))
+            .unwrap_or(now);
         *last.get_mut() = Chunk {
             data: merged.freeze(),
             arrived,
