@@ -1,9 +1,13 @@
 //! Flow control (RFC 9000 §4): the credit the peer gave us ([`SendCredit`]) and the window we give the peer
 //! ([`RecvWindow`]), each used once per stream and once for the connection.
 //!
-//! Whatever the policy, an update is due when less than half the window is left (counted from what the
-//! application consumed), and the new limit is `consumed + window`. How the window grows depends on its
-//! [`WindowPolicy`]:
+//! The new limit is always `consumed + window` (counted from what the application consumed). When it is
+//! sent depends on the policy ([`RecvWindow::update_due`]): `Auto` sends it when less than half the window is
+//! left (its doubling rule reads the spacing of those updates); `Fixed` and `Linux` send it as soon as it
+//! would raise the limit by an eighth of the window, the way a TCP receiver's window moves with every ACK.
+//! With the half-window rule a window-limited sender receives credit in half-window steps and gets only
+//! `window / (2 RTT)`; with eighth steps it gets about `15/16 · window / RTT`. How the window grows depends on
+//! its [`WindowPolicy`]:
 //! - `Auto`: when an update is due and the previous update is less than two round-trip times old, the
 //!   consumer is draining the window faster than the peer can refill it across one round trip, so the
 //!   window limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the
@@ -204,15 +208,13 @@ impl RecvWindow {
     /// Records that the application consumed `n` more bytes. `now` (when known) and `rtt` drive
     /// auto-tuning. Returns whether the advertised limit was raised (a MAX_DATA / MAX_STREAM_DATA is due).
     ///
-    /// The update is due when less than half the window is left: sending it earlier wastes frames, later
-    /// risks stalling the peer.
+    /// When the update is due: see [`RecvWindow::update_due`].
     pub(crate) fn consume(&mut self, n: u64, now: Option<Instant>, rtt: Duration) -> bool {
         self.consumed = self.consumed.saturating_add(n).min(self.received);
         if let (WindowPolicy::Linux, Some(now)) = (self.policy, now) {
             self.right_size(now, rtt);
         }
-        let left = self.advertised.saturating_sub(self.consumed);
-        if left >= self.window / 2 {
+        if !self.update_due() {
             return false;
         }
         if self.policy == WindowPolicy::Auto {
@@ -226,6 +228,24 @@ impl RecvWindow {
             self.last_update = now;
         }
         self.advertise()
+    }
+
+    /// Whether a new limit is worth a MAX_DATA / MAX_STREAM_DATA frame now.
+    ///
+    /// - `Auto`: less than half the window is left. Sending earlier wastes frames, later risks stalling the
+    ///   peer; the doubling rule measures how fast these half-window updates follow each other.
+    /// - `Fixed` and `Linux`: the new limit would be at least an eighth of the window above the advertised
+    ///   one (quinn's threshold for its stream windows). A window-limited sender then never waits for more
+    ///   than an eighth of the window of credit, so a window `W` carries about `15/16 · W` per round trip
+    ///   instead of `W / 2`, close to a TCP receiver whose window moves with every acknowledgement.
+    fn update_due(&self) -> bool {
+        match self.policy {
+            WindowPolicy::Auto => self.advertised.saturating_sub(self.consumed) < self.window / 2,
+            WindowPolicy::Fixed | WindowPolicy::Linux => {
+                let new = self.consumed.saturating_add(self.window);
+                new.saturating_sub(self.advertised) >= (self.window / 8).max(1)
+            }
+        }
     }
 
     /// Raises the advertised limit to `consumed + window` if that is higher; returns whether it rose.
