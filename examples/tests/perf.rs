@@ -159,6 +159,39 @@ fn download_over_two_emulated_paths_gets_their_summed_rate() {
     let report = two_path_run(&fronts, &["-t", "8", "-R", "-P", "2"]);
     assert_eq!(report["direction"], "download");
     check_both_paths_and_total(&report);
+    check_receiver_figures(&report);
+}
+
+/// The client receives a download over paths of 5 ms and 20 ms one way: bytes sent on the slow path arrive
+/// after later bytes sent on the fast one, so some bytes must wait above a gap (HoL delay > 0), and every
+/// figure must be consistent: unread bytes include the out-of-order ones, so their peak is at least as high;
+/// the mean delay is at most the longest; peaks never fall from one interval to the next.
+fn check_receiver_figures(report: &Value) {
+    let r = &report["receiver"];
+    let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("no {k} in {v:#}"));
+    let fraction = f(r, "out_of_order_fraction");
+    assert!(fraction > 0.0 && fraction < 1.0, "{r:#}");
+    assert!(f(r, "max_out_of_order_bytes") > 0.0, "{r:#}");
+    assert!(
+        f(r, "max_unread_bytes") >= f(r, "max_out_of_order_bytes"),
+        "{r:#}"
+    );
+    assert!(f(r, "hol_delay_max_ms") > 0.0, "{r:#}");
+    assert!(f(r, "hol_delay_mean_ms") <= f(r, "hol_delay_max_ms"), "{r:#}");
+    assert!(
+        f(r, "hol_delay_p95_ms") <= f(r, "hol_delay_max_ms") * 1.125,
+        "{r:#}"
+    );
+    let intervals = report["intervals"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    let mut last = (0.0, 0.0);
+    for i in intervals {
+        let ri = &i["receiver"];
+        let now = (f(ri, "max_out_of_order_bytes"), f(ri, "max_unread_bytes"));
+        assert!(now.0 >= last.0 && now.1 >= last.1, "peaks fell: {intervals:#?}");
+        assert!(now.0 <= f(r, "max_out_of_order_bytes"), "{ri:#} vs {r:#}");
+        last = now;
+    }
 }
 
 #[test]

@@ -101,11 +101,14 @@ pub struct ClientArgs {
     /// Without --path: one path to SERVER.
     #[arg(long = "path", value_name = "LOCAL[=REMOTE][,backup]", value_parser = parse_path)]
     pub paths: Vec<PathSpec>,
-    /// Seconds between per-path report lines (0: none; else 0.05 to 3600).
+    /// Seconds between per-path report lines (0: none; else 0.05 to 3600). A download adds a receiver line
+    /// ([ RCV]): reassembly-buffer bytes above a gap now and their peak, unread bytes, the share of bytes that
+    /// arrived out of order and the head-of-line delay so far (mean / p95 / max; docs/receive-windows.md).
     #[arg(short = 'i', long, value_name = "SECS", default_value = "1", value_parser = parse_interval,
           allow_negative_numbers = true)]
     pub interval: f64,
-    /// Print the whole report as JSON (intervals and summary) instead of text.
+    /// Print the whole report as JSON (intervals and summary) instead of text; each interval and the summary
+    /// carry a `receiver` object with the reassembly and head-of-line figures of the client's receive side.
     #[arg(long)]
     pub json: bool,
     /// No live progress display, even on a terminal.

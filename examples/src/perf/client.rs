@@ -13,7 +13,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
 use super::display::Display;
-use super::report::{Interval, PathEventRecord, Report, Sampler, Total, bps, summarize};
+use super::report::{Interval, PathEventRecord, ReceiverFigures, Report, Sampler, Total, bps, summarize};
 use super::stream::{receive_pattern, send_pattern};
 use super::wire::{Amount, Direction, Request};
 use super::{PerfError, transport_config};
@@ -168,6 +168,7 @@ pub async fn run(
                 paths: sampler.sample(&conn.all_path_stats(), secs),
                 total_bytes: so_far - last.1,
                 total_goodput_bps: bps(so_far - last.1, secs),
+                receiver: ReceiverFigures::from(&conn.stats().reassembly),
             };
             display.interval(&i);
             intervals.push(i);
@@ -178,6 +179,7 @@ pub async fn run(
     opener.abort();
     watcher.abort();
     let stats = conn.all_path_stats();
+    let receiver = ReceiverFigures::from(&conn.stats().reassembly);
     let multipath = conn.multipath();
     conn.close(VarInt::from_u32(0), b"done");
     let _ = tokio::time::timeout(Duration::from_secs(2), endpoint.wait_idle()).await;
@@ -202,6 +204,7 @@ pub async fn run(
             goodput_bps: bps(total, seconds),
             verified,
         },
+        receiver,
     })
 }
 

@@ -17,6 +17,7 @@ pub struct Display {
     bar: Option<ProgressBar>,
     rates: Sampler,
     last_tick: f64,
+    direction: Direction,
 }
 
 impl Display {
@@ -28,6 +29,7 @@ impl Display {
             bar: None,
             rates: Sampler::new(direction),
             last_tick: 0.0,
+            direction,
         }
     }
 
@@ -87,7 +89,7 @@ impl Display {
             text.push_str(INTERVAL_HEADER);
             text.push('\n');
         }
-        text.push_str(&interval_lines(i));
+        text.push_str(&interval_lines(i, self.direction));
         self.print(text.trim_end());
     }
 

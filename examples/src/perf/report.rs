@@ -4,13 +4,17 @@
 //! Per-path "data" is the STREAM payload the path carried in the measured direction (sent by the client for
 //! an upload, received by it for a download; retransmissions and duplicates included), so it is the path's
 //! share of the goodput; the total is what the application delivered, checked byte by byte.
+//!
+//! The receiver's figures ([`ReceiverFigures`]) are the receiving connection's reassembly statistics
+//! (`mpquic::runtime::ReassemblyStats`, defined in docs/receive-windows.md): the client's for a download, the
+//! server's for an upload (in the server's report).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mpquic::runtime::{PathId, PathStats};
+use mpquic::runtime::{PathId, PathStats, ReassemblyStats};
 use serde::Serialize;
 
 use super::wire::Direction;
@@ -32,6 +36,49 @@ pub struct PathSample {
     pub retransmissions: u64,
 }
 
+/// The receive side of a connection: reassembly-buffer occupancy and head-of-line delay.
+///
+/// Occupancy (`*_bytes`) is the value at the moment of the snapshot; the `max_*` figures and the head-of-line
+/// delay cover the connection from its start to the snapshot.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+pub struct ReceiverFigures {
+    /// Bytes received above a gap (waiting for earlier bytes), now.
+    pub out_of_order_bytes: u64,
+    /// Highest `out_of_order_bytes` so far.
+    pub max_out_of_order_bytes: u64,
+    /// Bytes received and not read by the application yet (in order or not), now.
+    pub unread_bytes: u64,
+    /// Highest `unread_bytes` so far.
+    pub max_unread_bytes: u64,
+    /// Share of the received stream bytes that arrived above a gap (0 to 1).
+    pub out_of_order_fraction: f64,
+    /// Head-of-line delay, byte-weighted mean (ms): how long received bytes waited above a gap.
+    pub hol_delay_mean_ms: f64,
+    /// Head-of-line delay, 95th percentile (ms; at most 12.5 % above the true value).
+    pub hol_delay_p95_ms: f64,
+    /// Longest head-of-line delay (ms).
+    pub hol_delay_max_ms: f64,
+}
+
+impl From<&ReassemblyStats> for ReceiverFigures {
+    fn from(s: &ReassemblyStats) -> Self {
+        ReceiverFigures {
+            out_of_order_bytes: s.out_of_order_bytes,
+            max_out_of_order_bytes: s.max_out_of_order_bytes,
+            unread_bytes: s.unread_bytes,
+            max_unread_bytes: s.max_unread_bytes,
+            out_of_order_fraction: if s.bytes == 0 {
+                0.0
+            } else {
+                s.out_of_order as f64 / s.bytes as f64
+            },
+            hol_delay_mean_ms: ms(s.hol_delay_mean),
+            hol_delay_p95_ms: ms(s.hol_delay_p95),
+            hol_delay_max_ms: ms(s.hol_delay_max),
+        }
+    }
+}
+
 /// All paths over one interval.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Interval {
@@ -45,6 +92,8 @@ pub struct Interval {
     pub total_bytes: u64,
     /// `total_bytes` as bits per second.
     pub total_goodput_bps: f64,
+    /// The client's receive side at the end of the interval (meaningful for a download).
+    pub receiver: ReceiverFigures,
 }
 
 /// One path over the whole run.
@@ -129,6 +178,9 @@ pub struct Report {
     pub paths: Vec<PathSummary>,
     /// In total.
     pub total: Total,
+    /// The client's receive side at the end of the run (meaningful for a download; the server reports an
+    /// upload's).
+    pub receiver: ReceiverFigures,
 }
 
 /// Bits per second of `bytes` over `secs`.
@@ -239,8 +291,25 @@ pub fn fmt_rate(bps: f64) -> String {
 pub const INTERVAL_HEADER: &str =
     "[  ID] Interval           Data         Goodput         cwnd        srtt   retx";
 
-/// The text lines of one interval: one per path, then the sum.
-pub fn interval_lines(i: &Interval) -> String {
+/// The receiver line of an interval or a summary: reassembly occupancy now and its peak, and the
+/// head-of-line delay so far.
+pub fn receiver_line(label: &str, r: &ReceiverFigures) -> String {
+    format!(
+        "[{label}] reassembly {} (max {}), unread {} (max {}), out of order {:.1} %, HoL mean {:.2} / p95 {:.2} / max {:.2} ms",
+        fmt_bytes(r.out_of_order_bytes),
+        fmt_bytes(r.max_out_of_order_bytes),
+        fmt_bytes(r.unread_bytes),
+        fmt_bytes(r.max_unread_bytes),
+        r.out_of_order_fraction * 100.0,
+        r.hol_delay_mean_ms,
+        r.hol_delay_p95_ms,
+        r.hol_delay_max_ms
+    )
+}
+
+/// The text lines of one interval: one per path, then the sum, then (for a download, where this side
+/// receives) the receiver line.
+pub fn interval_lines(i: &Interval, direction: Direction) -> String {
     let mut out = String::new();
     let span = format!("{:6.2}-{:<6.2} s", i.start, i.end);
     for p in &i.paths {
@@ -261,6 +330,9 @@ pub fn interval_lines(i: &Interval) -> String {
         fmt_bytes(i.total_bytes),
         fmt_rate(i.total_goodput_bps)
     );
+    if direction == Direction::Download {
+        let _ = writeln!(out, "{}", receiver_line(" RCV", &i.receiver));
+    }
     out
 }
 
@@ -313,6 +385,9 @@ pub fn summary_text(r: &Report) -> String {
             ", DATA MISMATCH"
         }
     );
+    if r.direction == Direction::Download {
+        let _ = writeln!(out, "{}", receiver_line("  RCV", &r.receiver));
+    }
     out
 }
 

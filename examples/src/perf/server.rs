@@ -12,7 +12,7 @@ use serde::Serialize;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinSet;
 
-use super::report::{bps, fmt_bytes, fmt_rate};
+use super::report::{ReceiverFigures, bps, fmt_bytes, fmt_rate, receiver_line};
 use super::stream::{receive_pattern, send_pattern};
 use super::wire::{Direction, Request};
 use super::{PerfError, transport_config};
@@ -63,6 +63,8 @@ pub struct ServerReport {
     pub bytes_sent: u64,
     /// Per path.
     pub paths: Vec<ServerPath>,
+    /// The server's receive side at the close (meaningful for uploads).
+    pub receiver: ReceiverFigures,
     /// Why it ended, if not cleanly.
     pub error: Option<String>,
 }
@@ -165,6 +167,9 @@ fn print_report(r: &ServerReport, options: &ServerOptions) {
             p.retransmissions
         );
     }
+    if r.bytes_received > 0 {
+        println!("  {}", receiver_line("RCV", &r.receiver));
+    }
 }
 
 async fn serve_connection(conn: Connection) -> ServerReport {
@@ -189,6 +194,7 @@ async fn serve_connection(conn: Connection) -> ServerReport {
     };
     streams.abort_all();
     let stats = conn.all_path_stats();
+    let receiver = ReceiverFigures::from(&conn.stats().reassembly);
     ServerReport {
         client: conn.remote_address(),
         seconds: start.elapsed().as_secs_f64(),
@@ -204,6 +210,7 @@ async fn serve_connection(conn: Connection) -> ServerReport {
                 retransmissions: s.packets_lost,
             })
             .collect(),
+        receiver,
         // The client ends a run with an application close of code 0; anything else is worth reporting.
         error: error.or_else(|| match closed {
             ConnectionError::ApplicationClosed { code, .. } if code.into_inner() == 0 => None,
