@@ -33,6 +33,7 @@ mod probes;
 mod qlog;
 mod recv;
 mod retry;
+mod scheduling;
 mod send;
 mod spaces;
 mod timers;
@@ -236,8 +237,8 @@ pub struct Connection {
     last_now: Instant,
     /// Redundant scheduling: the paths the STREAM frames of the packet being built are repeated on.
     duplicate_on: Vec<PathId>,
-    /// The scheduler's path views, kept to reuse their allocation (rebuilt for every data packet).
-    view_scratch: Vec<crate::sched::PathView>,
+    /// What the connection keeps of its conversation with the scheduler (`scheduling`).
+    sched_state: scheduling::SchedState,
     /// STREAM frames to repeat on another path (redundant scheduling), oldest first.
     duplicates: VecDeque<(PathId, frames_out::Records)>,
     /// PATH_ABANDON frames to send: (path, error code).
@@ -482,7 +483,7 @@ impl Connection {
             raw_frames: Vec::new(),
             pending_abandon: Vec::new(),
             duplicate_on: Vec::new(),
-            view_scratch: Vec::new(),
+            sched_state: scheduling::SchedState::default(),
             duplicates: VecDeque::new(),
             raw_initial_frames: Vec::new(),
             raw_zero_rtt_frames: Vec::new(),

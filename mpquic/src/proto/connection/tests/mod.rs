@@ -24,5 +24,6 @@ mod random;
 mod reset;
 mod retry;
 mod rules;
+mod scheduler_inputs;
 mod transfer;
 mod zero_rtt;
