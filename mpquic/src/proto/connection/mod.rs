@@ -221,6 +221,8 @@ pub struct Connection {
     /// Whether the idle period is at least three PTOs (after the first packet activity; not for the
     /// deadline set from the transport parameters).
     idle_pto_floor: bool,
+    /// An ack-eliciting packet was sent since the last packet received and processed (RFC 9000 §10.1).
+    idle_sent_since_receive: bool,
     key_discard_deadline: Option<Instant>,
     events: VecDeque<Event>,
     endpoint_events: VecDeque<EndpointEvent>,
@@ -470,6 +472,7 @@ impl Connection {
             idle_timeout,
             idle_since: new.now,
             idle_pto_floor: false,
+            idle_sent_since_receive: false,
             key_discard_deadline: None,
             events: VecDeque::new(),
             endpoint_events: VecDeque::new(),

@@ -209,7 +209,7 @@ impl Connection {
             buf.resize(base + MIN_INITIAL_DATAGRAM_SIZE, 0);
         }
         if ack_eliciting {
-            self.restart_idle_timer(now);
+            self.on_ack_eliciting_sent(now);
         }
         self.finish_transmit(path_id, buf.len() - base)
     }

@@ -14,6 +14,7 @@ mod ecn;
 mod fuzz;
 mod handshake;
 mod harness;
+mod idle;
 mod limits;
 mod migration;
 mod multipath;
