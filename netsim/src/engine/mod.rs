@@ -213,14 +213,14 @@ pub struct Engine {
 const POOL_MAX: usize = 4096;
 
 /// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
-/// studies are about congestion control, so flow control must never be the limit), no idle timeout (a
-/// long outage must not end a connection before the scenario does), and for a flow with several paths
-/// multipath with room for twice as many path IDs (abandoned paths are re-opened under new IDs; each
-/// abandoned ID lets the peer raise the limit by one).
-fn transport_config(cc: &str, sched: &str, paths: usize) -> TransportConfig {
+/// studies are about congestion control, so flow control must never be the limit), the scenario's idle
+/// timeout (none by default: a long outage must not end a connection before the scenario does), and for a
+/// flow with several paths multipath with room for twice as many path IDs (abandoned paths are re-opened
+/// under new IDs; each abandoned ID lets the peer raise the limit by one).
+fn transport_config(cc: &str, sched: &str, paths: usize, idle: Duration) -> TransportConfig {
     const MIB: u64 = 1024 * 1024;
     TransportConfig {
-        max_idle_timeout: Duration::ZERO,
+        max_idle_timeout: idle,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),
         streams: StreamsConfig {
@@ -304,7 +304,7 @@ impl Engine {
             // Paths reached by migration are the first path moved elsewhere: they do not count towards
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
-            let config = transport_config(&spec.cc, &spec.sched, opened);
+            let config = transport_config(&spec.cc, &spec.sched, opened, scenario.scenario.idle_timeout);
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));

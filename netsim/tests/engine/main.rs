@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+mod dead_peer;
 mod multipath;
 
 use std::time::Duration;
