@@ -198,3 +198,29 @@ fn a_dead_peer_is_given_up_within_idle_plus_one_pto_multipath_upload() {
 fn a_dead_peer_is_given_up_within_idle_plus_one_pto_multipath_download() {
     check(2, true);
 }
+
+/// `scenario.idle_timeout` is 0 (none) or within [1 ms, 1 h]; other values are rejected with the field and
+/// the value named.
+#[test]
+fn idle_timeout_out_of_range_is_rejected() {
+    let text = |idle: &str| {
+        let s = scenario(1, false);
+        toml::to_string(&s)
+            .unwrap()
+            .replace(r#"idle_timeout = "3s""#, &format!(r#"idle_timeout = "{idle}""#))
+    };
+    for ok in ["0", "1ms", "30s", "3600s"] {
+        let s = Scenario::from_toml_str(&text(ok)).unwrap();
+        assert_eq!(
+            s.scenario.idle_timeout,
+            mpquic_netsim::units::parse_duration(ok).unwrap()
+        );
+    }
+    for bad in ["500us", "3601s"] {
+        let err = Scenario::from_toml_str(&text(bad)).unwrap_err().to_string();
+        assert!(
+            err.contains("scenario.idle_timeout") && err.contains("out of range"),
+            "{bad}: {err}"
+        );
+    }
+}
