@@ -170,6 +170,10 @@ fn check(paths: usize, download: bool) {
             "{case}: {who} {end:?}"
         );
         let waited = closed - end.last_rx;
+        eprintln!(
+            "{case}: the {who} closed {waited:?} after its last receipt (PTO {:?})",
+            end.pto
+        );
         // Observed every STEP: the close and the last receipt are known to within one step each.
         assert!(
             waited + STEP >= IDLE && waited <= IDLE + end.pto + STEP,
