@@ -45,7 +45,10 @@
 //! Retransmitted frames go through [`Scheduler::select_retrans`] (with [`ConnView::sent_on`] naming the paths
 //! they already used), new data through [`Scheduler::select_send`]; [`select`] dispatches on
 //! [`ConnView::is_retransmission`]. A decision is a commitment: stateful schedulers advance their rotation or
-//! hysteresis when they decide, so the connection should send what it asked about. [`validate`] checks a
+//! hysteresis when they decide, so the connection must send what it asked about. mpquic's connection asks
+//! when data waits and carries out every path decision with a data packet: if the datagram it is building
+//! must go on another path (an acknowledgement or probe due there), the decision is kept for the next
+//! datagram instead of being dropped. [`validate`] checks a
 //! decision against the view; built-in schedulers always pass it (a property test checks every registered
 //! scheduler over random views), so it matters for user-supplied schedulers.
 //!

@@ -57,7 +57,8 @@ pub struct PathView {
     pub cwnd: u64,
     /// Bytes in flight on this path (RFC 9002 §2).
     pub bytes_in_flight: u64,
-    /// The controller is in slow start (used by STTF's growth model).
+    /// The controller is in slow start (its window doubles per round trip; used by STTF's growth model). A
+    /// connection sets it from the controller's state: slow start, or BBR's Startup.
     pub in_slow_start: bool,
     /// `smoothed_rtt` (RFC 9002 §5.3); before the first sample, the initial RTT the connection uses.
     pub srtt: Duration,
@@ -65,14 +66,17 @@ pub struct PathView {
     pub rttvar: Duration,
     /// `min_rtt` (RFC 9002 §5.2).
     pub min_rtt: Duration,
-    /// Delivery rate in bytes per second (draft-cheng-iccrg-delivery-rate-estimation), if a sample exists.
+    /// Delivery rate in bytes per second (draft-cheng-iccrg-delivery-rate-estimation), if a sample exists:
+    /// the latest sample, where an application-limited sample below the current value is ignored (used by
+    /// LLHD as the path's goodput).
     pub delivery_rate: Option<u64>,
     /// Bytes the pacer lets go right now; `None` when the path is not paced.
     pub pacing_budget: Option<u64>,
     /// Maximum datagram size of the path in bytes (the "MSS" of the MPTCP literature).
     pub mss: u64,
     /// Bytes already assigned to this path but not yet sent (MPTCP's per-subflow queue; OTIAS and STTF count
-    /// it). A connection that places packets one at a time passes 0.
+    /// it ahead of the packet). A connection that places packets one at a time has no such queue and passes
+    /// 0: its backlog is [`ConnView::bytes_waiting`], which OTIAS and STTF use as the kernel's send queue.
     pub queued_bytes: u64,
 }
 
@@ -142,8 +146,9 @@ pub struct ConnView<'a> {
     /// For a retransmission, the paths its frames were already sent on (sched.md §1.0: a reinjected segment
     /// prefers a path it has not been sent on). Empty for new data.
     pub sent_on: &'a [PathId],
-    /// `k` of ECF (sched.md §1.3): bytes of stream data waiting to be packetised (not yet sent on any path),
-    /// including the data of this packet.
+    /// The connection's backlog: bytes of stream data waiting to be packetised (not yet sent on any path, or
+    /// lost and queued again) that flow control lets go, plus queued datagrams, including the data of this
+    /// packet. ECF's `k`, OTIAS's unsent data and the send queue STTF spreads over the paths.
     pub bytes_waiting: u64,
     /// Connection-level flow-control credit: the peer's MAX_DATA minus the stream data sent so far
     /// (RFC 9000 §4.1). BLEST's send window is derived from it (see [`crate::schedulers::Blest`]).
@@ -225,11 +230,12 @@ pub struct SentInfo {
     pub bytes: u64,
     /// Send time.
     pub now: Instant,
-    /// It carried retransmitted frames.
+    /// It carried stream data sent again (lost, or repeated by a probe or a redundant copy).
     pub retransmission: bool,
-    /// Connection-level flow control was exhausted (`flow_credit` below one packet) when it was sent: a
-    /// retransmission sent in that state is the "receive-buffer retransmission" that raises BLEST's λ
-    /// (sched.md §1.2).
+    /// Connection-level flow control was exhausted when it was sent: the credit left (the peer's MAX_DATA
+    /// minus the stream data sent) was below one packet, so no new data could follow it on any path. A
+    /// retransmission sent in that state is the send-window-blocked retransmission that raises BLEST's λ
+    /// (see [`crate::schedulers::Blest`]).
     pub flow_blocked: bool,
 }
 

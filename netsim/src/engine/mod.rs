@@ -256,14 +256,20 @@ pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
 }
 
 /// The transport configuration of a flow: its controller and scheduler, generous flow-control windows (the
-/// studies are about congestion control, so flow control must never be the limit), no idle timeout (a
-/// long outage must not end a connection before the scenario does), and for a flow with several paths
-/// multipath with room for twice as many path IDs (abandoned paths are re-opened under new IDs; each
-/// abandoned ID lets the peer raise the limit by one). A flow's `receiver` section replaces the windows
-/// and their policy ([`streams_config`]).
-fn transport_config(cc: &str, sched: &str, paths: usize, receiver: Option<&ReceiverSpec>) -> TransportConfig {
+/// studies are about congestion control, so flow control must never be the limit), the scenario's idle
+/// timeout (none by default: a long outage must not end a connection before the scenario does), and for a
+/// flow with several paths multipath with room for twice as many path IDs (abandoned paths are re-opened
+/// under new IDs; each abandoned ID lets the peer raise the limit by one). A flow's `receiver` section
+/// replaces the windows and their policy ([`streams_config`]).
+fn transport_config(
+    cc: &str,
+    sched: &str,
+    paths: usize,
+    receiver: Option<&ReceiverSpec>,
+    idle: Duration,
+) -> TransportConfig {
     TransportConfig {
-        max_idle_timeout: Duration::ZERO,
+        max_idle_timeout: idle,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),
         streams: streams_config(receiver),
@@ -353,7 +359,13 @@ impl Engine {
             // Paths reached by migration are the first path moved elsewhere: they do not count towards
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
-            let config = transport_config(&spec.cc, &spec.sched, opened, spec.receiver.as_ref());
+            let config = transport_config(
+                &spec.cc,
+                &spec.sched,
+                opened,
+                spec.receiver.as_ref(),
+                scenario.scenario.idle_timeout,
+            );
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));

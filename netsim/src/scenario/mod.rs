@@ -70,7 +70,21 @@ pub struct Meta {
     /// without progress (default 3; 0: never; at most 1000). See `engine::paths`.
     #[serde(default = "default_abandon_ptos")]
     pub abandon_path_after_ptos: u32,
+    /// The connections' idle timeout (RFC 9000 §10.1 `max_idle_timeout`, both ends), default 0: none, so that
+    /// a long outage never ends a connection before the scenario does. Otherwise in [1 ms, 1 h]; a flow whose
+    /// peer stays silent that long is closed.
+    #[serde(
+        default,
+        with = "crate::units::duration",
+        skip_serializing_if = "Duration::is_zero"
+    )]
+    pub idle_timeout: Duration,
 }
+
+/// Smallest non-zero `scenario.idle_timeout`.
+pub const MIN_IDLE_TIMEOUT: Duration = Duration::from_millis(1);
+/// Largest `scenario.idle_timeout`.
+pub const MAX_IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
 
 fn default_seed() -> u64 {
     1
@@ -200,6 +214,18 @@ impl Scenario {
                     "{} is out of range: expected > 0 and at most {} (24 hours)",
                     fmt(meta.duration),
                     fmt(limits::MAX_DURATION)
+                ),
+            ));
+        }
+        let idle = meta.idle_timeout;
+        if !idle.is_zero() && !(MIN_IDLE_TIMEOUT..=MAX_IDLE_TIMEOUT).contains(&idle) {
+            return Err(ScenarioError::invalid(
+                "scenario.idle_timeout",
+                format!(
+                    "{} is out of range: expected 0 (none) or between {} and {}",
+                    crate::units::format_duration(idle),
+                    crate::units::format_duration(MIN_IDLE_TIMEOUT),
+                    crate::units::format_duration(MAX_IDLE_TIMEOUT)
                 ),
             ));
         }

@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+mod dead_peer;
 mod multipath;
 mod schedulers;
 mod validation;

@@ -1,6 +1,8 @@
-//! `blest`: Blocking Estimation (Ferlin et al., IFIP Networking 2016; sched.md §1.2, `net/mptcp/mptcp_blest.c`).
+//! `blest`: Blocking Estimation (S. Ferlin, Ö. Alay, O. Mehani, R. Boreli, "BLEST: Blocking Estimation-based
+//! MPTCP Scheduler for Heterogeneous Networks", IFIP Networking 2016; the Linux MPTCP v0.x kernel's
+//! `net/mptcp/mptcp_blest.c`).
 //!
-//! Rule (seed Algorithm 2, paper form):
+//! Rule (the paper's form):
 //! 1. `x_f` is the eligible path with the lowest srtt, window full or not; if it can send, use it (BLEST
 //!    only steps in when minRTT would pick a path that is not the fastest).
 //! 2. Otherwise `x_s` is the minRTT choice among eligible paths that can send; `r = srtt_s / srtt_f`.
@@ -9,13 +11,16 @@
 //! 4. Use `x_s` only if `λ·X ≤ SW − (bytes_in_flight_s + MSS_s)`; otherwise return [`Decision::Wait`].
 //!
 //! `SW`, MPTCP's connection send window measured from the oldest unacknowledged byte, is in QUIC
-//! `flow_credit + Σ bytes_in_flight` (the remaining MAX_DATA credit plus what is outstanding on all paths),
-//! which sched.md §1.2's QUIC mapping calls the connection flow-control credit.
+//! `flow_credit + Σ bytes_in_flight`: the remaining MAX_DATA credit plus what is outstanding on all paths.
 //!
-//! λ adaptation (kernel v0.96, sched.md §1.2): λ starts at 1.2, is clamped to [1.0, 1.3], and is updated at
-//! most once per slow-path min RTT, when BLEST evaluates a slow path: +0.04 if a receive-buffer
-//! retransmission (a retransmission sent while connection flow control was blocked, [`SentInfo::flow_blocked`])
-//! happened since the last update, −0.01 otherwise.
+//! **λ** (the kernel's adaptation): λ starts at 1.2, is clamped to [1.0, 1.3], and is updated at most once
+//! per slow-path min RTT, when BLEST evaluates a slow path: +0.04 if a send-window-blocked retransmission
+//! happened since the last update, −0.01 otherwise. The event is the one the paper's λ reacts to: the
+//! connection's send window was used up, so the fast path could not send, because data outstanding on a
+//! slower path held the receiver's window (head-of-line blocking), and data had to be sent again (MPTCP's
+//! opportunistic retransmission). A QUIC connection reports it as [`SentInfo`] with both
+//! [`SentInfo::retransmission`] and [`SentInfo::flow_blocked`] set: a packet repeating lost stream data
+//! while the connection-level flow-control credit was below one packet.
 //!
 //! Not implemented: the kernel's refinements of `X` (linger time from per-path min/max srtt, slow-start
 //! doubling); the paper form above is used.
@@ -123,7 +128,7 @@ impl Scheduler for Blest {
         let (Some(slow), Some(fast)) = (e.fastest_sendable(), e.fastest()) else {
             return Decision::Blocked;
         };
-        // sched.md §1.2 step 1.
+        // Step 1.
         if fast.id == slow.id {
             return Decision::Path(slow.id);
         }

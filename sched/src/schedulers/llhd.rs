@@ -1,4 +1,5 @@
-//! `llhd`: Low Latency and High Data rate (code name DRS; sched.md §1.5, `imtiaztee/DRS/drs_main`).
+//! `llhd`: Low Latency and High Data rate (code name DRS; the scheduler of the published `imtiaztee/DRS`
+//! kernel module, in the normalised form of its paper).
 //!
 //! Rule (the paper's normalised form, not the published code's constants): among eligible paths that can
 //! send, maximise `γ_i = GP_i / GP_max + β · RTT_max / RTT_i`, where GP is goodput (the path's delivery rate,
@@ -6,9 +7,12 @@
 //! `GP_max`, `RTT_max` are the maxima over the eligible paths (window full or not, so the normalisation does
 //! not jump as windows fill). Ties go to the lowest path ID; backup paths only when no available path is alive.
 //!
-//! β defaults to the paper's **0.001** (the code's 10 applies to unnormalised kernel units, sched.md §1.5).
-//! With it the goodput term dominates and RTT breaks near-ties; raise `beta` (e.g. `llhd:beta=1`) to weigh
-//! latency more. Without any rate sample the first term is 0 for every path and LLHD acts as minRTT.
+//! β defaults to the paper's **0.001** (the code's 10 applies to unnormalised kernel units). With it the
+//! goodput term dominates and RTT breaks near-ties: 1 MB/s at 20 ms against 5 MB/s at 200 ms gives
+//! γ = 0.2 + 0.001·10 = 0.21 against 1 + 0.001 = 1.001, so the faster-delivering, slower path is preferred
+//! while it has room. Raise `beta` (e.g. `llhd:beta=1`) to weigh latency more. A connection feeds the
+//! delivery rate of its paths' estimators; before any path has a rate sample the first term is 0 for every
+//! path and LLHD acts as minRTT.
 
 use std::time::Instant;
 

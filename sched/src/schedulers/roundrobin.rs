@@ -1,28 +1,38 @@
-//! `roundrobin`: rotate over eligible paths, `segments` packets each (sched.md §1.4; `net/mptcp/mptcp_rr.c`).
+//! `roundrobin`: rotate over eligible paths, `segments` packets each (the Linux MPTCP v0.x kernel's
+//! `net/mptcp/mptcp_rr.c`).
 //!
-//! Rule: each path has a quota; the current path carries `segments` consecutive packets, then the turn moves
-//! to the next eligible path in path-ID order (wrapping around). With `cwnd_limited = true` (the kernel
-//! default, used by the seed paper) a path without room is skipped, so the rotation fills every window and is
-//! ACK-clocked. With `cwnd_limited = false` the rotation is strict ("real" round-robin): when the path whose
-//! turn it is has no room the scheduler returns [`Decision::Wait`] instead of skipping it.
+//! Rule, as the kernel keeps it: every path has a quota counter. A path that can take the packet and has a
+//! partly used quota (`0 < quota < segments`) continues its turn; otherwise a path with an unused quota
+//! (0) starts one; when every path that can take it has a full quota, all quotas are reset to 0 (a new
+//! round) and the choice is made again. The chosen path's quota grows by one per packet. So a path whose
+//! window fills in the middle of its turn **keeps** the rest of its quota: if its window opens again before
+//! the round ends, it finishes its turn before the others continue theirs (the lowest path ID first).
+//! Paths are taken in path-ID order (the kernel walks its subflow list, and among unused subflows takes the
+//! last one it meets).
 //!
-//! The backup rule of sched.md §1.0 is applied too (the kernel's RR ignores backup status; we keep one
-//! meaning of "backup" for every scheduler). Retransmissions take the next turn like new data, but prefer a
-//! path they were not sent on (the shared reinjection rule). Kept as a baseline: kernel maintainers see no
-//! real use case for it beyond testing (mptcp_net-next#194).
+//! With `cwnd_limited = true` (the kernel default, used by the MPTCP scheduler studies) a path "can take the
+//! packet" only when its window has room, so the rotation fills every window and is ACK-clocked. With
+//! `cwnd_limited = false` the rotation is strict ("real" round-robin): every live path takes its turn, and
+//! when the path whose turn it is has no room the scheduler returns [`Decision::Wait`] instead of skipping it.
+//!
+//! The backup rule of the shared eligibility test is applied too (the kernel's RR ignores backup status; we
+//! keep one meaning of "backup" for every scheduler). Retransmissions take the next turn like new data, but
+//! prefer a path they were not sent on (the shared reinjection rule). Kept as a baseline: kernel maintainers
+//! see no real use case for it beyond testing (mptcp_net-next#194).
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::params::Params;
-use crate::{ConnView, Decision, PathId, SchedError, Scheduler};
+use crate::{ConnView, Decision, PathEvent, PathId, PathView, SchedError, Scheduler};
 
 /// Round-robin scheduler.
 #[derive(Debug, Clone)]
 pub struct RoundRobin {
     segments: u64,
     cwnd_limited: bool,
-    current: Option<PathId>,
-    used: u64,
+    /// Packets each path carried in the current round (absent: 0).
+    quota: BTreeMap<PathId, u64>,
 }
 
 impl RoundRobin {
@@ -35,8 +45,7 @@ impl RoundRobin {
         RoundRobin {
             segments: segments.max(1),
             cwnd_limited,
-            current: None,
-            used: 0,
+            quota: BTreeMap::new(),
         }
     }
 
@@ -46,6 +55,34 @@ impl RoundRobin {
         let cwnd_limited = p.bool("cwnd_limited", true)?;
         p.finish(Self::PARAMS)?;
         Ok(Self::new(segments, cwnd_limited))
+    }
+
+    /// Packets `path` carried in the current round.
+    pub fn quota(&self, path: PathId) -> u64 {
+        self.quota.get(&path).copied().unwrap_or(0)
+    }
+
+    /// The path whose turn it is among `candidates` (the kernel's `mptcp_rr_next_segment` choice), resetting
+    /// the round when every candidate used its quota. `None` when there is no candidate.
+    fn turn<'a, I>(&mut self, candidates: impl Fn() -> I) -> Option<&'a PathView>
+    where
+        I: Iterator<Item = &'a PathView>,
+    {
+        let q = |s: &Self, p: &PathView| s.quota(p.id);
+        let partial = candidates()
+            .filter(|p| (1..self.segments).contains(&q(self, p)))
+            .min_by_key(|p| p.id);
+        if partial.is_some() {
+            return partial;
+        }
+        let unused = candidates().filter(|p| q(self, p) == 0).min_by_key(|p| p.id);
+        if unused.is_some() {
+            return unused;
+        }
+        // Every candidate has a full quota: a new round.
+        let first = candidates().min_by_key(|p| p.id)?;
+        self.quota.clear();
+        Some(first)
     }
 }
 
@@ -65,50 +102,59 @@ impl Scheduler for RoundRobin {
             return Decision::Blocked;
         };
         let size = conn.packet_size;
-        // The current path keeps its turn until its quota is used.
-        let current = self
-            .current
-            .filter(|_| self.used < self.segments)
-            .and_then(|cur| e.paths().find(|p| p.id == cur));
-        if let Some(p) = current {
-            if p.can_send(size) {
-                self.used = self.used.saturating_add(1);
-                return Decision::Path(p.id);
-            }
-            if !self.cwnd_limited {
-                return e.idle();
-            }
-        }
-        // Next path in ID order after the current one, wrapping around; full paths are skipped only when
-        // cwnd-limited.
-        let after = |id: PathId| self.current.is_none_or(|c| id > c);
-        let pick = |only_after: bool| {
-            e.paths()
-                .filter(|p| !only_after || after(p.id))
-                .filter(|p| !self.cwnd_limited || p.can_send(size))
-                .min_by_key(|p| p.id)
-        };
-        match pick(true).or_else(|| pick(false)) {
+        let cwnd_limited = self.cwnd_limited;
+        let candidates = || e.paths().filter(move |p| !cwnd_limited || p.can_send(size));
+        match self.turn(candidates) {
             Some(p) if p.can_send(size) => {
-                self.current = Some(p.id);
-                self.used = 1;
+                let q = self.quota.entry(p.id).or_insert(0);
+                *q = q.saturating_add(1);
                 Decision::Path(p.id)
             }
-            Some(p) => {
-                // Strict rotation: it is this path's turn, wait for it.
-                self.current = Some(p.id);
-                self.used = 0;
-                e.idle()
-            }
-            None => e.idle(),
+            // Strict rotation: it is this path's turn, wait for it.
+            _ => e.idle(),
         }
     }
 
-    fn on_path_event(&mut self, event: &crate::PathEvent) {
-        if let crate::PathEvent::Removed(id) = event {
-            if self.current == Some(*id) {
-                self.used = self.segments;
-            }
+    fn on_path_event(&mut self, event: &PathEvent) {
+        if let PathEvent::Removed(id) | PathEvent::Abandoned(id) = event {
+            self.quota.remove(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // test set-up: any instant will do
+    fn a_path_that_fills_mid_turn_keeps_the_rest_of_its_quota() {
+        // segments = 3. Path 0 takes 3, path 1 takes 3, path 0 takes 1 and fills; path 1 takes 2; path 0's
+        // window opens: it finishes its turn (2 more) before path 1 finishes its own (1 more); then a new round.
+        let now = Instant::now();
+        let mut rr = RoundRobin::new(3, true);
+        let open = [
+            PathView::new(0, 1 << 30, Duration::from_millis(10)),
+            PathView::new(1, 1 << 30, Duration::from_millis(30)),
+        ];
+        let mut full0 = open.clone();
+        full0[0].bytes_in_flight = 1 << 30;
+        let mut seq = Vec::new();
+        let mut pick = |rr: &mut RoundRobin, paths: &[PathView]| {
+            let d = rr.select_send(&ConnView::new(paths, 1200), now);
+            seq.push(d.paths()[0].0);
+        };
+        for _ in 0..7 {
+            pick(&mut rr, &open);
+        }
+        for _ in 0..2 {
+            pick(&mut rr, &full0);
+        }
+        for _ in 0..9 {
+            pick(&mut rr, &open);
+        }
+        assert_eq!(seq, [0, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1]);
     }
 }

@@ -33,6 +33,7 @@ mod probes;
 mod qlog;
 mod recv;
 mod retry;
+mod scheduling;
 mod send;
 mod spaces;
 mod timers;
@@ -223,6 +224,8 @@ pub struct Connection {
     /// Whether the idle period is at least three PTOs (after the first packet activity; not for the
     /// deadline set from the transport parameters).
     idle_pto_floor: bool,
+    /// An ack-eliciting packet was sent since the last packet received and processed (RFC 9000 §10.1).
+    idle_sent_since_receive: bool,
     key_discard_deadline: Option<Instant>,
     events: VecDeque<Event>,
     endpoint_events: VecDeque<EndpointEvent>,
@@ -239,8 +242,8 @@ pub struct Connection {
     last_now: Instant,
     /// Redundant scheduling: the paths the STREAM frames of the packet being built are repeated on.
     duplicate_on: Vec<PathId>,
-    /// The scheduler's path views, kept to reuse their allocation (rebuilt for every data packet).
-    view_scratch: Vec<crate::sched::PathView>,
+    /// What the connection keeps of its conversation with the scheduler (`scheduling`).
+    sched_state: scheduling::SchedState,
     /// STREAM frames to repeat on another path (redundant scheduling), oldest first.
     duplicates: VecDeque<(PathId, frames_out::Records)>,
     /// PATH_ABANDON frames to send: (path, error code).
@@ -476,6 +479,7 @@ impl Connection {
             idle_timeout,
             idle_since: new.now,
             idle_pto_floor: false,
+            idle_sent_since_receive: false,
             key_discard_deadline: None,
             events: VecDeque::new(),
             endpoint_events: VecDeque::new(),
@@ -489,7 +493,7 @@ impl Connection {
             raw_frames: Vec::new(),
             pending_abandon: Vec::new(),
             duplicate_on: Vec::new(),
-            view_scratch: Vec::new(),
+            sched_state: scheduling::SchedState::default(),
             duplicates: VecDeque::new(),
             raw_initial_frames: Vec::new(),
             raw_zero_rtt_frames: Vec::new(),

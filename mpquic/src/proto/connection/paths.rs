@@ -183,6 +183,12 @@ impl Path {
         v.rttvar = rtt.var();
         v.min_rtt = rtt.min();
         v.mss = u64::from(self.mtu);
+        // LLHD's goodput and STTF's growth model.
+        v.delivery_rate = self.recovery.delivery_rate();
+        v.in_slow_start = self.recovery.in_slow_start();
+        // The connection places one packet at a time: nothing is queued per path. Its backlog is the view's
+        // `bytes_waiting`.
+        v.queued_bytes = 0;
         v.pacing_budget = match self.recovery.next_send_time(now, u64::from(self.mtu), cc) {
             Some(t) if t > now => Some(0),
             _ => None,

@@ -19,10 +19,10 @@ use crate::proto::packet::{MIN_INITIAL_DATAGRAM_SIZE, OutgoingHeader};
 use crate::proto::packet_number;
 use crate::proto::recovery::{OutgoingPacket, SpaceId};
 use crate::proto::transport_params::Side;
-use crate::sched::{ConnView, Decision, SentInfo};
 
 use super::close::{CloseFrame, State};
 use super::frames_out::{FrameRecord, Records};
+use super::scheduling::DataPlan;
 use super::spaces::level_index;
 use super::{Connection, Event, Transmit};
 
@@ -111,14 +111,20 @@ impl Connection {
         self.duplicate_on.clear();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let zero_rtt_work = self.zero_rtt_has_work();
+        // A scheduler decision is carried out by a data packet (see `scheduling`): when path-bound work
+        // claims the datagram for another path, the decision waits for the next datagram.
         let (path_id, data_path) = if long_work.iter().any(|w| *w) || zero_rtt_work {
-            (PathId(0), self.choose_data_path(now) == Some(PathId(0)))
+            let plan = self.plan_with_bound_work(now, PathId(0), false);
+            (PathId(0), plan == DataPlan::On(PathId(0)))
         } else if let Some(p) = self.take_duplicate() {
             (p, true)
         } else if let Some(p) = self.path_bound_work(now) {
-            (p, self.choose_data_path(now) == Some(p))
+            match self.plan_with_bound_work(now, p, true) {
+                DataPlan::On(q) => (q, true),
+                DataPlan::None => (p, false),
+            }
         } else {
-            let p = self.choose_data_path(now)?;
+            let p = self.plan_data_only(now)?;
             (p, true)
         };
         let path = self.paths.get(&path_id)?;
@@ -203,7 +209,7 @@ impl Connection {
             buf.resize(base + MIN_INITIAL_DATAGRAM_SIZE, 0);
         }
         if ack_eliciting {
-            self.restart_idle_timer(now);
+            self.on_ack_eliciting_sent(now);
         }
         self.finish_transmit(path_id, buf.len() - base)
     }
@@ -307,52 +313,6 @@ impl Connection {
             || self.has_cid_frames()
             || self.has_new_token()
             || self.crypto.get(2).is_some_and(|c| c.has_pending())
-    }
-
-    /// Asks the scheduler which path carries new data, if any is waiting.
-    fn choose_data_path(&mut self, now: Instant) -> Option<PathId> {
-        if self.one_rtt.is_none() || !self.handshake_complete {
-            return None;
-        }
-        if !self.streams.has_stream_data() && self.datagrams_out.is_empty() {
-            return None;
-        }
-        let mut views = std::mem::take(&mut self.view_scratch);
-        views.clear();
-        views.extend(self.paths.values().map(|p| p.view(self.cc.as_ref(), now)));
-        if views.iter().filter(|v| !v.abandoned).count() < 2 {
-            // With a single path there is nothing to prefer: its PTO probes and the data they carry decide.
-            for v in &mut views {
-                v.potentially_failed = false;
-            }
-        }
-        let packet_size = views.first().map_or(1200, |v| v.mss);
-        let mut view = ConnView::new(&views, packet_size);
-        let (retransmit, sendable) = self.streams.send_backlog();
-        // ECF's `k` (sched.md §1.3): everything waiting to be packetised, this packet included.
-        view.bytes_waiting = sendable
-            .saturating_add(self.datagrams_out.bytes())
-            .max(packet_size);
-        view.flow_credit = self.streams.conn_send_credit();
-        // The scheduler places retransmissions too (they may go to another path than the lost packet's).
-        view.retransmit_queue = retransmit;
-        view.is_retransmission = view.retransmit_queue > 0;
-        let decision = if view.is_retransmission {
-            self.sched.select_retrans(&view, now)
-        } else {
-            self.sched.select_send(&view, now)
-        };
-        self.view_scratch = views;
-        match decision {
-            Decision::Path(p) => Some(PathId(p.0)),
-            Decision::Paths(ps) => {
-                // Redundant scheduling: the packet goes on the first path, and its STREAM frames are repeated
-                // on each of the others (`duplicate_on`).
-                self.duplicate_on = ps.iter().skip(1).map(|p| PathId(p.0)).collect();
-                ps.first().map(|p| PathId(p.0))
-            }
-            Decision::Wait | Decision::Blocked => None,
-        }
     }
 
     fn one_rtt_has_work(&self, now: Instant, path_id: PathId, data_path: bool) -> bool {
@@ -492,14 +452,22 @@ impl Connection {
     /// returns whether it wrote any.
     pub(super) fn write_data_frames(&mut self, buf: &mut Vec<u8>, end: usize, records: &mut Records) -> bool {
         let mut wrote = false;
+        // New stream data uses connection credit, repeated data does not (RFC 9000 §4.1): more stream bytes
+        // than credit used means the packet repeats stream data.
+        let credit_before = self.streams.conn_send_credit();
+        let mut stream_bytes = 0u64;
         while end.saturating_sub(buf.len()) > 16 {
             let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
                 break;
             };
             frame.encode(buf, true);
-            records.push(FrameRecord::Stream(frame.record()));
+            let record = frame.record();
+            stream_bytes = stream_bytes.saturating_add(record.len);
+            records.push(FrameRecord::Stream(record));
             wrote = true;
         }
+        let new_bytes = credit_before.saturating_sub(self.streams.conn_send_credit());
+        self.sched_state.packet_repeats_data = stream_bytes > new_bytes;
         while let Some(d) = self.datagrams_out.front() {
             let frame = Datagram { data: d };
             if frame.encoded_len(true) > end.saturating_sub(buf.len()) {
@@ -726,13 +694,7 @@ impl Connection {
         self.stats.packets_sent += 1;
         path.packets_sent += 1;
         if has_data {
-            self.sched.on_sent(&SentInfo {
-                path: crate::sched::PathId(path_id.0),
-                bytes: u64::from(size),
-                now,
-                retransmission: false,
-                flow_blocked: false,
-            });
+            self.report_data_packet(now, path_id, u64::from(size));
         }
         if level == Level::OneRtt {
             self.maybe_update_keys(now);

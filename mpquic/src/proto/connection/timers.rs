@@ -48,14 +48,33 @@ impl Connection {
         t
     }
 
-    /// A reference time for pacing queries made without `now` (the idle deadline's base is not kept, so the
-    /// pacer's own release time is used as is).
-    /// A packet was received or an ack-eliciting packet sent at `now`: the idle timer restarts (RFC 9000
-    /// §10.1). Only the time is stored; the deadline is computed when asked, so the per-packet cost is one
-    /// store.
+    /// A packet from the peer was received and processed at `now`: the idle timer restarts. Only the time
+    /// is stored; the deadline is computed when asked, so the per-packet cost is one store.
     pub(super) fn restart_idle_timer(&mut self, now: Instant) {
+        // RFC 9000 §10.1: "An endpoint restarts its idle timer when a packet from its peer is received and
+        // processed successfully."
         self.idle_since = now;
         self.idle_pto_floor = true;
+        self.idle_sent_since_receive = false;
+    }
+
+    /// An ack-eliciting packet was sent at `now`. RFC 9000 §10.1: "An endpoint also restarts its idle timer
+    /// when sending an ack-eliciting packet if no other ack-eliciting packets have been sent since last
+    /// receiving and processing a packet." So only the first one after a packet from the peer counts:
+    /// probes and data sent into silence do not keep the connection alive, and a dead peer is given up one
+    /// idle timeout after the last sign of life (plus at most the time to the first packet sent after it).
+    ///
+    /// The multipath extension keeps this one connection-wide timer (draft-ietf-quic-multipath-21, "Idle
+    /// Timeout and Keep-Alives": the idle timeout of RFC 9000 applies when no packet is received on any path;
+    /// the draft defines no per-path idle timeout). This connection keeps none either and sends no
+    /// keep-alives of its own: a path that stops answering is detected by its PTOs (a potentially failed path
+    /// carries no data) and the application may abandon it; nothing else restarts on sending.
+    pub(super) fn on_ack_eliciting_sent(&mut self, now: Instant) {
+        if !self.idle_sent_since_receive {
+            self.idle_since = now;
+            self.idle_pto_floor = true;
+            self.idle_sent_since_receive = true;
+        }
     }
 
     /// When the connection times out for idleness, if it has an idle timeout. RFC 9000 §10.1: "To avoid
@@ -71,6 +90,7 @@ impl Connection {
         Some(self.idle_since + period)
     }
 
+    /// A reference time for pacing queries made without `now` (the latest `now` seen).
     fn last_now(&self) -> Instant {
         self.last_now
     }

@@ -7,7 +7,8 @@
 //! * the sent-packet map of its Application-data space ([`SentPackets`]), and on path 0 the Initial and
 //!   Handshake spaces too (they exist once, on the handshake path, and are discarded with their keys);
 //! * its RTT estimator ([`RttEstimator`]), PTO backoff, loss timer and bytes in flight;
-//! * its pacer ([`Pacer`]) and its delivery-rate estimator ([`DeliveryRateEstimator`]).
+//! * its pacer ([`Pacer`]) and its delivery-rate estimator ([`DeliveryRateEstimator`]), with what the scheduler
+//!   reads of them: the current delivery rate and whether the controller is in slow start.
 //!
 //! It does **not** own the congestion controller: that is one object per connection
 //! ([`CongestionController`]), because coupled algorithms see every path at once. Each method that changes
@@ -294,6 +295,10 @@ pub struct PathRecovery<T> {
     rtt: RttEstimator,
     pacer: Pacer,
     delivery: DeliveryRateEstimator,
+    /// The path's delivery rate for schedulers (see [`PathRecovery::delivery_rate`]).
+    delivery_rate: Option<u64>,
+    /// The controller's state after its latest event (see [`PathRecovery::in_slow_start`]).
+    slow_start: bool,
     bytes_in_flight: u64,
     window_use: WindowUse,
     pto_count: u32,
@@ -342,6 +347,8 @@ impl<T> PathRecovery<T> {
                 config.pacer_burst_interval,
             ),
             delivery: DeliveryRateEstimator::new(),
+            delivery_rate: None,
+            slow_start: true,
             bytes_in_flight: 0,
             window_use: WindowUse::default(),
             pto_count: 0,
@@ -372,6 +379,28 @@ impl<T> PathRecovery<T> {
     /// The delivery-rate estimator.
     pub fn delivery(&self) -> &DeliveryRateEstimator {
         &self.delivery
+    }
+
+    /// The path's current delivery rate in bytes per second, `None` before the first rate sample: the latest
+    /// sample of the estimator (draft-cheng-iccrg-delivery-rate-estimation), except that an application-limited
+    /// sample lower than the current value is ignored, since it measures the application rather than the
+    /// path (the draft's rule for bandwidth estimates: such a sample only counts if it exceeds the estimate).
+    pub fn delivery_rate(&self) -> Option<u64> {
+        self.delivery_rate
+    }
+
+    /// Whether the path's congestion controller is in slow start (or BBR's Startup, its counterpart) as of its
+    /// latest acknowledgement or congestion event; a new path starts in it. Read from the controller's
+    /// [`CongestionController::metrics`] state after each event, so the per-packet cost is a load.
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
+    /// Reads the controller's state after an event it was given.
+    fn refresh_cc_state(&mut self, cc: &dyn CongestionController) {
+        if let Some(m) = cc.metrics(self.path) {
+            self.slow_start = matches!(m.state, "slow_start" | "startup");
+        }
     }
 
     /// The pacer.
@@ -743,6 +772,11 @@ impl<T> PathRecovery<T> {
         if !acked_packets.is_empty() {
             let min_rtt = self.rtt.has_sample().then(|| self.rtt.min());
             let rate_sample = self.delivery.generate_sample(now, prior_in_flight, min_rtt);
+            if let Some(rs) = &rate_sample {
+                if !rs.is_app_limited || self.delivery_rate.is_none_or(|r| rs.delivery_rate > r) {
+                    self.delivery_rate = Some(rs.delivery_rate);
+                }
+            }
             cc.on_ack(&AckEvent {
                 path: self.path,
                 now,
@@ -753,6 +787,7 @@ impl<T> PathRecovery<T> {
                 app_limited,
                 rate_sample,
             });
+            self.refresh_cc_state(cc);
         }
         out.acked = newly
             .into_iter()
@@ -808,6 +843,7 @@ impl<T> PathRecovery<T> {
                 ecn: false,
                 rtt: self.rtt.snapshot(),
             });
+            self.refresh_cc_state(cc);
         }
         lost.into_iter().map(|(pn, p)| PacketRecord::new(pn, p)).collect()
     }
