@@ -146,9 +146,10 @@ pub struct ConnView<'a> {
     /// For a retransmission, the paths its frames were already sent on (sched.md §1.0: a reinjected segment
     /// prefers a path it has not been sent on). Empty for new data.
     pub sent_on: &'a [PathId],
-    /// The connection's backlog: bytes of stream data waiting to be packetised (not yet sent on any path, or
-    /// lost and queued again) that flow control lets go, plus queued datagrams, including the data of this
-    /// packet. ECF's `k`, OTIAS's unsent data and the send queue STTF spreads over the paths.
+    /// The connection's backlog: bytes of stream data waiting to be packetised (written and not yet sent on
+    /// any path, whether or not flow control lets it go now, or lost and queued again), plus queued
+    /// datagrams, including the data of this packet: the counterpart of Linux MPTCP's meta-socket write
+    /// queue. ECF's `k`, OTIAS's unsent data and the send queue STTF spreads over the paths.
     pub bytes_waiting: u64,
     /// Connection-level flow-control credit: the peer's MAX_DATA minus the stream data sent so far
     /// (RFC 9000 §4.1). BLEST's send window is derived from it (see [`crate::schedulers::Blest`]).

@@ -3,7 +3,8 @@
 //! **Inputs.** Each time a data packet could be placed, the scheduler gets a view of every path
 //! ([`Path::view`](super::paths::Path::view): window, bytes in flight, RTTs, the delivery rate of the path's
 //! estimator, the controller's slow-start state, the pacer) and of the connection: its backlog (stream data
-//! that flow control lets go, lost data queued again, datagrams), the flow-control credit, and whether the
+//! written and not sent yet, whether or not flow control lets it go now; lost data queued again;
+//! datagrams), the flow-control credit, and whether the
 //! packet repeats lost data. After a data packet is sent the scheduler hears of it
 //! ([`crate::sched::SentInfo`]): on which path, whether it repeated stream data, and whether the
 //! connection-level flow-control credit was exhausted when it left.

@@ -26,9 +26,12 @@ impl Streams {
 
     /// The send backlog in one pass over the send queue: `(retransmit, sendable)`, where `retransmit` is the
     /// lost stream data waiting to be sent again (it goes out before new data) and `sendable` the stream
-    /// bytes the connection could packetise now:
-    /// every lost byte queued for retransmission, plus the new data written and not yet sent, up to the
-    /// connection's flow-control credit. ECF's `k` (sched.md §1.3) is `sendable`.
+    /// bytes waiting to be packetised: every lost byte queued for retransmission, plus the new data written
+    /// and not yet sent, whether or not the peer's flow-control credit lets it go now. This is what the
+    /// schedulers that model a send queue read as their backlog (ECF's `k`, OTIAS's and STTF's queue): Linux
+    /// MPTCP's ECF counts the meta socket's whole write queue, which the receive window does not shorten.
+    /// Capping it at the credit made ECF read a small receive window as a small backlog and stop using the
+    /// slow path (C2 with a 256 KiB window: 94.7 Mbit/s, 0.02 on the slow path, against minRTT's 120).
     pub fn send_backlog(&self) -> (u64, u64) {
         let (unsent, retransmit) =
             self.queue
@@ -40,7 +43,7 @@ impl Streams {
                         r.saturating_add(s.retransmit_len()),
                     )
                 });
-        let sendable = retransmit.saturating_add(unsent.min(self.conn_send.available()));
+        let sendable = retransmit.saturating_add(unsent);
         (retransmit, sendable)
     }
 
