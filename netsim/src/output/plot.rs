@@ -101,52 +101,43 @@ fn draw<DB: DrawingBackend>(
     quantity: Quantity,
     lines: &[Line],
 ) -> Result<(), String> {
-    let msg = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let x_max = lines
         .iter()
         .flat_map(|(_, p)| p.iter().map(|(t, _)| *t))
         .fold(0.0_f64, f64::max)
         .max(1e-3);
-    let y_max = lines
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|(_, v)| *v))
-        .filter(|v| v.is_finite())
-        .fold(0.0_f64, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
-    root.fill(&WHITE).map_err(msg)?;
-    let mut chart = ChartBuilder::on(root)
-        .caption(format!("{title}: {}", quantity.stem()), (FONT, 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-        .map_err(msg)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc(quantity.axis())
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
-        .draw()
-        .map_err(msg)?;
-    for (i, (name, points)) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))
-            .map_err(msg)?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-    }
-    chart
-        .configure_series_labels()
-        .label_font((FONT, 14))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(msg)?;
-    root.present().map_err(msg)
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let caption = format!("{title}: {}", quantity.stem());
+    draw_panel(root, &caption, quantity.axis(), lines, x_max, &WHOLE)?;
+    root.present().map_err(|e| e.to_string())
 }
+
+/// Sizes of a chart: a whole picture or one panel of several.
+struct Style {
+    caption: u32,
+    margin: u32,
+    x_labels: u32,
+    labels: u32,
+    axis: u32,
+}
+
+/// A chart that fills its picture.
+const WHOLE: Style = Style {
+    caption: 22,
+    margin: 12,
+    x_labels: 40,
+    labels: 14,
+    axis: 16,
+};
+
+/// One panel of a stacked picture.
+const PANEL: Style = Style {
+    caption: 18,
+    margin: 10,
+    x_labels: 34,
+    labels: 13,
+    axis: 14,
+};
 
 fn lines(quantity: Quantity, series: &[PathSeries]) -> Vec<Line> {
     series.iter().map(|s| (s.label(), quantity.points(s))).collect()
@@ -275,6 +266,7 @@ fn draw_panel<DB: DrawingBackend>(
     axis: &str,
     lines: &[Line],
     x_max: f64,
+    style: &Style,
 ) -> Result<(), String> {
     let msg = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let y_max = lines
@@ -284,9 +276,9 @@ fn draw_panel<DB: DrawingBackend>(
         .fold(0.0_f64, f64::max);
     let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, 18))
-        .margin(10)
-        .x_label_area_size(34)
+        .caption(caption, (FONT, style.caption))
+        .margin(style.margin)
+        .x_label_area_size(style.x_labels)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..x_max, 0.0..y_max)
         .map_err(msg)?;
@@ -294,8 +286,8 @@ fn draw_panel<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc(axis)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
+        .label_style((FONT, style.labels))
+        .axis_desc_style((FONT, style.axis))
         .draw()
         .map_err(msg)?;
     for (i, (name, points)) in lines.iter().enumerate() {
@@ -308,7 +300,7 @@ fn draw_panel<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .label_font((FONT, 13))
+        .label_font((FONT, style.labels))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .position(SeriesLabelPosition::UpperRight)
@@ -345,6 +337,7 @@ fn draw_receiver<DB: DrawingBackend>(
         "cwnd (kB)",
         &lines(Quantity::Cwnd, &own),
         x_max,
+        &PANEL,
     )?;
     draw_panel(
         rtt,
@@ -352,8 +345,9 @@ fn draw_receiver<DB: DrawingBackend>(
         "RTT (ms)",
         &lines(Quantity::Rtt, &own),
         x_max,
+        &PANEL,
     )?;
-    draw_panel(buf, "receiver", "bytes (kB)", &rx, x_max)?;
+    draw_panel(buf, "receiver", "bytes (kB)", &rx, x_max, &PANEL)?;
     root.present().map_err(msg)
 }
 
