@@ -199,21 +199,23 @@ fn blest_lambda_adapts_once_per_slow_rtt_within_bounds() {
 #[test]
 fn otias_waits_for_a_full_fast_path_that_still_arrives_first() {
     // Fast: cwnd 12 000, 12 000 in flight, srtt 10 ms: T = ((1 200 − 0)/12 000 + 0.5)·10 = 6 ms.
-    // Slow: idle, srtt 40 ms: T = ((1 200 − 12 000)/12 000 + 0.5)·40 = −16 ms → slow wins here.
+    // Slow: idle, srtt 40 ms: room for the packet, no round to wait: T = 0.5·40 = 20 ms > 6 ms → wait.
     let paths = fast_full_slow_free(40, 2);
-    assert_eq!(
-        Otias.select_send(&ConnView::new(&paths, MSS), t0()),
-        Decision::Path(PathId(1))
-    );
-    // With the slow path almost full (10 800 in flight, 1 200 free): T = ((1 200 − 1 200)/12 000 + 0.5)·40
-    // = 20 ms > 6 ms → wait for the fast path.
-    let mut paths = fast_full_slow_free(40, 2);
-    paths[1].bytes_in_flight = 10_800;
     assert_eq!(
         Otias.select_send(&ConnView::new(&paths, MSS), t0()),
         Decision::Wait
     );
     assert!((Otias::arrival_estimate(&paths[0], MSS) - 0.006).abs() < 1e-9);
+    assert!((Otias::arrival_estimate(&paths[1], MSS) - 0.020).abs() < 1e-9);
+    // A backlog of 24 000 B (two fast windows) with a slow window of 48 000 B: T_f = (2 + 0.5)·10 = 25 ms,
+    // T_s = 0.5·40 = 20 ms → slow. With 12 000 B: T_f = 15 ms < 20 ms → wait.
+    let mut paths = fast_full_slow_free(40, 2);
+    paths[1].cwnd = 48_000;
+    let mut v = ConnView::new(&paths, MSS);
+    v.bytes_waiting = 24_000;
+    assert_eq!(Otias.select_send(&v, t0()), Decision::Path(PathId(1)));
+    v.bytes_waiting = 12_000;
+    assert_eq!(Otias.select_send(&v, t0()), Decision::Wait);
 }
 
 #[test]

@@ -11,6 +11,7 @@
 
 mod dead_peer;
 mod multipath;
+mod paper_intent;
 mod schedulers;
 mod validation;
 mod workloads;
