@@ -1,5 +1,5 @@
 //! BALIA, the Balanced Linked Adaptation algorithm (Peng, Walid, Hwang, Low, IEEE/ACM ToN 2016; Linux
-//! `mptcp_balia.c`), as specified in `references/cc.md` §6.
+//! `mptcp_balia.c`), as specified in BALIA (Peng et al., IEEE/ACM ToN 2016; Linux `mptcp_balia.c`).
 //!
 //! Each path keeps a [`RenoWindow`] (RFC 9002 §7 slow start, recovery period, persistent congestion); BALIA
 //! changes only the congestion-avoidance increase and the decrease factor. With `x_k = w_k/τ_k` and
@@ -12,8 +12,8 @@
 //! Choices where the sources are silent or where this port deliberately differs from Linux:
 //! * **Real-valued**, not the Linux integer form: α is a real number (Linux truncates it to an integer, so its
 //!   decrease `md` is either `w/2` or `0.75·w`), and the increase is a fraction of a packet per acknowledged packet
-//!   instead of a "one packet every `ai` ACKs" counter (cc.md §11 gives the Linux values for comparison; the unit
-//!   tests quote them).
+//!   instead of a "one packet every `ai` ACKs" counter (Linux MPTCP v0.x gives the Linux values for comparison; the
+//!   unit tests quote them).
 //! * **Byte mapping.** Windows are in bytes: `W_k = MSS·w_k`. Like Linux, rates are expressed with the MSS of the
 //!   path being updated (`x_k = W_k/(MSS_r·τ_k)` packets/s). A packet of `b` bytes counts as `b/MSS_r` packets
 //!   acknowledged, so the window grows by
@@ -28,7 +28,7 @@
 //!   [`RenoWindow::reno_increase`] and [`LOSS_REDUCTION_FACTOR`] directly, so floating-point rounding cannot
 //!   make it differ from NewReno.
 //! * The window used for `x_k` is the current window (RenoWindow reduces it at the start of the recovery
-//!   period, so it is never inflated as TCP's is during fast retransmit; cc.md §4's `ssthresh` rule is moot).
+//!   period, so it is never inflated as TCP's is during fast retransmit; RFC 6356's `ssthresh` rule is moot).
 //! * The decrease uses the RTT snapshot of the congestion event for the path that lost (`τ_r`).
 
 use crate::params::Params;
@@ -70,7 +70,8 @@ impl Default for BaliaConfig {
     }
 }
 
-/// The BALIA coupled controller: one [`RenoWindow`] per path, coupled increase and decrease (cc.md §6).
+/// The BALIA coupled controller: one [`RenoWindow`] per path, coupled increase and decrease (Peng et al., IEEE/ACM ToN
+/// 2016; Linux `mptcp_balia.c`).
 #[derive(Clone, Debug)]
 pub struct Balia {
     config: BaliaConfig,
@@ -110,7 +111,8 @@ fn alpha_factor(alpha: f64) -> f64 {
     (1.0 + alpha) / 2.0 * (4.0 + alpha) / 5.0
 }
 
-/// The decrease factor `beta = 1 − min(α, 1.5)/2`: `w − (w/2)·min(α, 1.5) = w·beta` (cc.md §6).
+/// The decrease factor `beta = 1 − min(α, 1.5)/2`: `w − (w/2)·min(α, 1.5) = w·beta` (Peng et al., IEEE/ACM ToN 2016;
+/// Linux `mptcp_balia.c`).
 fn beta(alpha: f64) -> f64 {
     1.0 - alpha.min(1.5) / 2.0
 }
@@ -197,7 +199,8 @@ impl CongestionController for Balia {
             return;
         };
         if others.count == 0 {
-            // cc.md §6 with α = 1 is NewReno; use its very code so one path is NewReno bit for bit.
+            // BALIA (Peng et al., IEEE/ACM ToN 2016; Linux `mptcp_balia.c`) with α = 1 is NewReno; use its very code so
+            // one path is NewReno bit for bit.
             w.on_ack(ev, RenoWindow::reno_increase);
         } else {
             // RenoWindow updates srtt from the event before calling the closure, and the closure sees the
@@ -295,7 +298,7 @@ mod tests {
     }
 
     /// Two paths in congestion avoidance: path 0 with 10 packets and an RTT of 20 ms, path 1 with 20 packets
-    /// and 50 ms (the cc.md §11 vector), RTTs made known through application-limited (non-growing) ACKs.
+    /// and 50 ms (the Linux MPTCP v0.x test vector), RTTs made known through application-limited (non-growing) ACKs.
     fn two_paths(t0: Instant) -> Balia {
         let mut b = Balia::new(BaliaConfig::default());
         b.on_path_added(PathId(0), t0, MSS);
@@ -325,8 +328,8 @@ mod tests {
         // In packets: x0 = 10/0.02 = 500 pkt/s, x1 = 20/0.05 = 400 pkt/s, Σx = 900, max = 500;
         // α0 = 500/500 = 1, α1 = 500/400 = 1.25.
         // Δw0 = (500/0.02)/900² · (2/2)·(5/5) = 25000/810000 = 5/162 ≈ 0.030864 pkt per packet acked,
-        //       i.e. one packet per 32.4 ACKs (Linux integer `ai` = 32, cc.md §11: the floor).
-        // Δw1 = (400/0.05)/900² · (2.25/2)·(5.25/5) = 8000/810000 · 1.18125 = 9450/810000 = 7/600
+        //       i.e. one packet per 32.4 ACKs (Linux integer `ai` = 32, Linux MPTCP v0.x, `net/mptcp/mptcp_*.c`: the
+        //       floor). Δw1 = (400/0.05)/900² · (2.25/2)·(5.25/5) = 8000/810000 · 1.18125 = 9450/810000 = 7/600
         //       ≈ 0.011667, i.e. one packet per 85.71 ACKs (Linux `ai` = 85: the floor).
         // In bytes (one full 1460-byte packet): Δbytes = 1460 · Δw.
         let b = two_paths(t0);
@@ -372,7 +375,8 @@ mod tests {
         assert_eq!(b0.path(PathId(0)).unwrap().ssthresh(), 7300.0);
         assert_eq!(b0.window(PathId(1)), 29_200); // the other path is untouched
         // Path 1: α1 = 1.25 → md = (20/2)·min(1.25, 1.5) = 12.5 pkts → w = 7.5 pkts = 10950 bytes
-        // (beta = 1 − 1.25/2 = 0.375). Linux truncates α to 1 and gets md = 10 (cc.md §11).
+        // (beta = 1 − 1.25/2 = 0.375). Linux truncates α to 1 and gets md = 10 (Linux MPTCP v0.x,
+        // `net/mptcp/mptcp_*.c`).
         let mut b1 = b.clone();
         b1.on_congestion(&loss_ev(1, t0 + ms(200), t0 + ms(150), ms(50)));
         let w1 = b1.path(PathId(1)).unwrap();

@@ -1,11 +1,12 @@
-//! Coupled CUBIC (Lee, Kim, Kwon, Han, CSSE 45(1), 2023; cc.md §8): CUBIC on large-BDP paths, LIA
-//! (RFC 6356, cc.md §4) on small-BDP paths, coupled through LIA's α in which each CUBIC path appears as a
+//! Coupled CUBIC (Lee, Kim, Kwon, Han, CSSE 45(1), 2023): CUBIC on large-BDP paths, LIA
+//! (RFC 6356, RFC 6356) on small-BDP paths, coupled through LIA's α in which each CUBIC path appears as a
 //! *virtual Reno window*.
 //!
-//! Per event (cc.md §8 flowchart; "α1 and α2 are calculated iteratively as the algorithm goes on"):
+//! Per event (Lee et al., CSSE 2023, flowchart; "α1 and α2 are calculated iteratively as the algorithm goes on"):
 //! 1. For each large-BDP (CUBIC) path, `VirtualW_RENO = √(1.5/RTT)·(W/k)^{2/3}` with `W` its CUBIC window in
 //!    packets, `RTT` its smoothed RTT in seconds and `k = (C(3+β)/(4(1−β)))^{1/4}` (= 1.0538 for C = 0.4,
-//!    β = 0.7; the paper rounds it to 1.054). This is the p-free closed form of Eqs. (8)–(10) of cc.md §8.
+//!    β = 0.7; the paper rounds it to 1.054). This is the p-free closed form of Eqs. (8)–(10) of Coupled CUBIC (Lee et
+//!    al., CSSE 2023).
 //! 2. `α1` = LIA's Eq. (1) `Σw · max(w/rtt²) / (Σ w/rtt)²` over the virtual Reno windows of the CUBIC paths
 //!    and the real windows of the LIA paths.
 //! 3. A CUBIC path's window is `√α1 · W_CUBIC` (Eq. 11). Its CUBIC state evolves exactly as
@@ -156,14 +157,15 @@ impl Default for CCubicConfig {
     }
 }
 
-/// `(C(3+β)/(4(1−β)))^{1/4}`: the coefficient of CUBIC's response function `W = k·(RTT/p)^{3/4}` (cc.md §8
+/// `(C(3+β)/(4(1−β)))^{1/4}`: the coefficient of CUBIC's response function `W = k·(RTT/p)^{3/4}` (Lee et al., CSSE 2023
 /// Eq. 9; 1.0538 for C = 0.4, β = 0.7).
 pub fn cubic_response_coefficient(c: f64, beta: f64) -> f64 {
     (c * (3.0 + beta) / (4.0 * (1.0 - beta))).powf(0.25)
 }
 
-/// cc.md §8 `VirtualW_RENO = √(1.5/RTT)·(W/k)^{2/3}`, in packets, for a CUBIC window of `w_cubic_packets`
-/// packets at `rtt_secs` seconds (`k` from [`cubic_response_coefficient`]). 0 for non-positive inputs.
+/// Coupled CUBIC (Lee et al., CSSE 2023) `VirtualW_RENO = √(1.5/RTT)·(W/k)^{2/3}`, in packets, for a CUBIC window of
+/// `w_cubic_packets` packets at `rtt_secs` seconds (`k` from [`cubic_response_coefficient`]). 0 for non-positive
+/// inputs.
 pub fn virtual_reno_packets(w_cubic_packets: f64, rtt_secs: f64, c: f64, beta: f64) -> f64 {
     let k = cubic_response_coefficient(c, beta);
     if w_cubic_packets.is_nan()
@@ -179,7 +181,7 @@ pub fn virtual_reno_packets(w_cubic_packets: f64, rtt_secs: f64, c: f64, beta: f
     if v.is_finite() { v } else { 0.0 }
 }
 
-/// LIA's α (RFC 6356; cc.md §4 and §8 Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
+/// LIA's α (RFC 6356; RFC 6356 and §8 Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
 /// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined.
 fn lia_alpha(paths: impl Iterator<Item = (f64, f64)>) -> (f64, f64, usize) {
     let samples: Vec<lia::PathSample> = paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt }).collect();
@@ -794,7 +796,8 @@ mod tests {
     fn alpha1_alpha2_and_scale_by_hand() {
         // k = (0.4·3.7/(4·0.3))^{1/4} = 1.233333^{1/4} = 1.053829.
         assert!(close(cubic_response_coefficient(0.4, 0.7), 1.053_829, 1e-6));
-        // cc.md §8 check: W = 5926, RTT 0.1 → √15·(5926/1.053829)^{2/3} = 3.872983·316.2278 = 1224.73.
+        // Coupled CUBIC (Lee et al., CSSE 2023) check: W = 5926, RTT 0.1 → √15·(5926/1.053829)^{2/3} =
+        // 3.872983·316.2278 = 1224.73.
         assert!(close(virtual_reno_packets(5926.0, 0.1, 0.4, 0.7), 1224.729, 1e-3));
 
         // Example A (the paper's averages: CUBIC 5950 packets at RTT 0.2 s, LIA 68 at 0.04 s).

@@ -1,8 +1,8 @@
 //! C-MPBBR, the coupled multipath BBR of Mahmud, Lubna, Song and Cho (IEEE Access 2020), as confirmed from the
 //! authors' kernel module `mptcp_c-mpbbr.c` (github.com/imtiaztee/C-MPBBR, commit 7371f83) and summarised in
-//! cc.md §10.
+//! C-MPBBR (Mahmud et al., IEEE Access 2020).
 //!
-//! Each path runs this crate's BBRv1 ([`crate::bbr::Bbr`], cc.md §3); the coupling, run on every ACK of a
+//! Each path runs this crate's BBRv1 ([`crate::bbr::Bbr`]); the coupling, run on every ACK of a
 //! path between BBR's model update and its control update (the order of the authors' `mpbbr_main`), is:
 //! 1. **Multipath-benefit check** (`mpbbr_check_multipath_benefit`): when the path is in ProbeBW with
 //!    `cycle_idx == 3`, `total` = Σ over paths with BtlBw > 0 of their average delivery rate, `best`/`low` =
@@ -166,7 +166,7 @@ impl CmpBbr {
         self.paths.get(path).map_or(1, |p| p.n_shared)
     }
 
-    /// The multipath-benefit check for an ACK of `me` (cc.md §10 item 3).
+    /// The multipath-benefit check for an ACK of `me` (C-MPBBR (Mahmud et al., IEEE Access 2020) item 3).
     fn check_benefit(&mut self, me: PathId, now: Instant) {
         let Some(p) = self.paths.get(me) else {
             return;
@@ -216,7 +216,7 @@ impl CmpBbr {
         }
     }
 
-    /// N_shared estimation for an ACK of `me` in ProbeBW phase 3 (cc.md §10 item 1).
+    /// N_shared estimation for an ACK of `me` in ProbeBW phase 3 (C-MPBBR (Mahmud et al., IEEE Access 2020) item 1).
     fn estimate_n_shared(&mut self, me: PathId) {
         let Some(p) = self.paths.get(me) else {
             return;

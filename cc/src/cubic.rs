@@ -1,11 +1,11 @@
-//! CUBIC (RFC 9438) with the QUIC adaptations of cc.md §2, on top of the RFC 9002 window machinery.
+//! CUBIC (RFC 9438) with the QUIC adaptations of RFC 9438, on top of the RFC 9002 window machinery.
 //!
 //! Slow start, the recovery period (RFC 9002 §7.3.2: one reduction per period, no growth for packets sent
 //! before it began), persistent congestion (§7.6.2) and the app-limited rule (§7.8) come from [`RenoWindow`];
 //! this module supplies CUBIC's congestion-avoidance increase and its decrease:
 //!
 //! * Windows are in bytes: `W_cubic(t) = C·MSS·(t − K)³ + W_max` and `K = ∛((W_max − cwnd_epoch)/(C·MSS))`
-//!   (RFC 9438 §4.2 with cc.md §2's byte form); `C = 0.4`, `β_cubic = 0.7`.
+//!   (RFC 9438 §4.2 with RFC 9438's byte form); `C = 0.4`, `β_cubic = 0.7`.
 //! * Per acknowledged packet in congestion avoidance (§4.3–§4.5): `W_est += α·MSS·bytes/cwnd` with
 //!   `α = α_cubic = 3(1−β)/(1+β)` until `W_est ≥ cwnd_prior` and 1 after; if `W_cubic(t) < W_est` the window
 //!   is set to `W_est` (Reno-friendly region), otherwise it grows by `(target − cwnd)·bytes/cwnd` with
@@ -16,7 +16,7 @@
 //!   congestion-avoidance ACK (`t_epoch = now`, `cwnd_epoch = cwnd`, `W_est = cwnd_epoch`, K recomputed).
 //! * Pacing at `1.25·cwnd/smoothed_rtt` (RFC 9002 §7.7).
 //!
-//! Choices where the sources are silent or leave a choice (all documented in cc.md §2 unless noted):
+//! Choices where the sources are silent or leave a choice (all documented in RFC 9438 unless noted):
 //! * The decrease uses `cwnd`, not the flight size (§4.6 allows either; neqo uses cwnd).
 //! * The minimum window is `2·MSS` after both loss and ECN-CE (RFC 9002), not RFC 9438's 1·SMSS after ECE.
 //! * Persistent congestion maps to §4.8 (timeout): the window collapses to the minimum (RenoWindow), and the
@@ -29,8 +29,8 @@
 //!   epoch starts when the flow is window-limited again and `t` excludes the idle time (neqo).
 //! * `cwnd_prior` is 0 until the first reduction, so `α = 1` in the Reno-friendly estimate until then.
 //! * HyStart++ (RFC 9406) is not implemented: slow start is RFC 9002's.
-//! * The study behind seed 001 writes CUBIC with β as the *reduction* fraction; this module follows RFC 9438's
-//!   β = 0.7 (multiplicative factor), as cc.md §2 prescribes.
+//! * The Coupled CUBIC study (Lee, Kim, Kwon, Han, CSSE 45(1), 2023) writes CUBIC with β as the *reduction* fraction;
+//!   this module follows RFC 9438's β = 0.7 (multiplicative factor), as RFC 9438 prescribes.
 
 use std::time::Instant;
 
@@ -63,7 +63,7 @@ pub fn from_params(params: &mut Params) -> Result<Box<dyn CongestionController>,
     Ok(Box::new(Uncoupled::new(CubicConfig::from_params(params)?)))
 }
 
-/// `K = ∛((W_max − cwnd_epoch)/(C·MSS))` in seconds (RFC 9438 §4.2, byte form of cc.md §2); 0 when
+/// `K = ∛((W_max − cwnd_epoch)/(C·MSS))` in seconds (RFC 9438 §4.2, byte form of RFC 9438); 0 when
 /// `cwnd_epoch ≥ W_max`. Windows in bytes (or in packets with `mss = 1`).
 pub fn cubic_k(w_max: f64, cwnd_epoch: f64, c: f64, mss: f64) -> f64 {
     let num = w_max - cwnd_epoch;

@@ -1,5 +1,5 @@
 //! The delay-state machinery shared by D-LIA and D-OLIA (Lubna, Mahmud, Kim, Cho, "D-OLIA", Sensors 21:5764,
-//! 2021; cc.md §9): the delay-state estimator (the paper's Algorithm 1) and the dynamic decrease
+//! 2021): the delay-state estimator (the paper's Algorithm 1) and the dynamic decrease
 //! (Algorithm 2), wrapped around a coupled loss-based controller ([`Lia`] or [`Olia`]) whose increase is kept
 //! unchanged.
 //!
@@ -17,7 +17,7 @@
 //! at the minimum window). Afterwards `cwnd_prev = ` the window after the decrease, `β_prev = β`,
 //! `RTT_prev = RTT_curr`.
 //!
-//! Choices where the paper is silent (cc.md §9), each a [`DelayConfig`] field and registry parameter:
+//! Choices where the paper is silent (Lubna et al., Sensors 2021), each a [`DelayConfig`] field and registry parameter:
 //! * `halving_updates_state` (default true): the halving branch also sets `β_prev = 0.5` and
 //!   `cwnd_prev = ` the halved window (the state always describes the latest decrease). With `false` only
 //!   `RTT_prev` is updated there (the paper only says RTT_prev is updated after every decrease).

@@ -1,5 +1,5 @@
 //! Delivery-rate estimation for one path, per draft-cheng-iccrg-delivery-rate-estimation (the algorithm of
-//! Linux `tcp_rate.c`), mapped to QUIC (cc.md §3 "QUIC notes").
+//! Linux `tcp_rate.c`), mapped to QUIC (the BBRv1 draft's QUIC notes).
 //!
 //! The connection's recovery layer owns one [`DeliveryRateEstimator`] per path and calls it as follows:
 //! * [`DeliveryRateEstimator::on_packet_sent`] for every packet that counts in bytes in flight, with the bytes

@@ -1,5 +1,5 @@
-//! D-OLIA: OLIA's coupled increase (Khalili et al., cc.md §5, [`crate::olia`]) with the delay-state estimator and
-//! dynamic decrease of the D-OLIA study (Lubna et al., Sensors 21:5764, 2021, Algorithms 1–2; cc.md §9), as
+//! D-OLIA: OLIA's coupled increase (Khalili et al., IEEE/ACM ToN 2013, [`crate::olia`]) with the delay-state estimator
+//! and dynamic decrease of the D-OLIA study (Lubna et al., Sensors 21:5764, 2021, Algorithms 1–2), as
 //! implemented in [`crate::delay_state`] (see there for every choice the paper leaves open).
 //!
 //! With one path D-OLIA grows exactly like NewReno (OLIA's single-path case) but decreases by the dynamic β

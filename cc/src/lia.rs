@@ -1,7 +1,7 @@
-//! LIA, the Linked Increases Algorithm of RFC 6356 (cc.md §4), on QUIC's byte-counted windows.
+//! LIA, the Linked Increases Algorithm of RFC 6356 (RFC 6356), on QUIC's byte-counted windows.
 //!
 //! Each path keeps a [`RenoWindow`], so slow start, the recovery period, the halving on loss, persistent
-//! congestion and the app-limited rule are exactly RFC 9002's (cc.md §1). LIA changes only the
+//! congestion and the app-limited rule are exactly RFC 9002's (RFC 9002 §7 and Appendix B). LIA changes only the
 //! congestion-avoidance increase: for every newly acknowledged packet of `bytes` bytes on path `r`,
 //!
 //! `cwnd_r += min(alpha · bytes · MSS_r / cwnd_total, bytes · MSS_r / cwnd_r)`   (RFC 6356 §3)
@@ -396,7 +396,7 @@ mod tests {
         cc.reno_window(PathId(path)).unwrap().cwnd()
     }
 
-    /// Two paths: 10 packets / 20 ms and 20 packets / 50 ms (cc.md §11's test vector), in CA.
+    /// Two paths: 10 packets / 20 ms and 20 packets / 50 ms (the Linux MPTCP v0.x test vector), in CA.
     fn two_paths() -> (Lia, Instant) {
         let t0 = t0();
         let mut cc = Lia::new(LiaConfig::default());
@@ -427,7 +427,8 @@ mod tests {
         });
         assert!(close(alpha(&bytes).unwrap(), 25.0 / 27.0));
         assert!(close(cwnd_total(&bytes), 36_000.0));
-        // 1/α · Σw = 30 / 0.9259 = 32.4 ACKs per packet of growth (cc.md §11: Linux's N = 32).
+        // 1/α · Σw = 30 / 0.9259 = 32.4 ACKs per packet of growth (Linux MPTCP v0.x, `net/mptcp/mptcp_*.c`: Linux's N =
+        // 32).
         assert!((30.0 / alpha(&pkts).unwrap() - 32.4).abs() < 1e-9);
     }
 

@@ -57,8 +57,8 @@
 //!   deterministic. The property tests in `tests/properties.rs` check these for every registered algorithm;
 //!   add yours to [`registry`] and they check it too.
 //!
-//! Units: bytes, bytes per second, and caller-supplied [`std::time::Instant`]s. Algorithms are specified in
-//! the project's `references/cc.md`; each module cites the RFC or paper it follows.
+//! Units: bytes, bytes per second, and caller-supplied [`std::time::Instant`]s. Each module cites the RFC, paper
+//! or Linux kernel file it follows and lists its deviations.
 
 pub mod balia;
 pub mod bbr;

@@ -1,9 +1,10 @@
 //! OLIA, the Opportunistic Linked Increases Algorithm (Khalili et al., IEEE/ACM ToN 2013), as specified in
-//! cc.md §5 after the Linux `mptcp_olia.c` and the mp-quic `olia.go` port, on QUIC's byte-counted windows.
+//! OLIA (Khalili et al., IEEE/ACM ToN 2013; Linux `mptcp_olia.c`) after the Linux `mptcp_olia.c` and the mp-quic
+//! `olia.go` port, on QUIC's byte-counted windows.
 //!
 //! Each path keeps a [`RenoWindow`], so slow start, the recovery period, the halving on loss, persistent
 //! congestion and the app-limited rule are exactly RFC 9002's. OLIA replaces the congestion-avoidance
-//! increase. Per ACK on path `r`, in packets (cc.md §5):
+//! increase. Per ACK on path `r`, in packets (Khalili et al., IEEE/ACM ToN 2013; Linux `mptcp_olia.c`):
 //!
 //! `w_r += (w_r/rtt_r²) / (Σ_p w_p/rtt_p)² + α_r/w_r`
 //!
@@ -76,7 +77,8 @@ fn usable(p: &OliaPath) -> bool {
     p.cwnd.is_finite() && p.rtt.is_finite() && p.rtt > 0.0 && p.inter_loss.is_finite()
 }
 
-/// OLIA's sets `B`, `M` and `α_r` for every path (cc.md §5), in the order given.
+/// OLIA's sets `B`, `M` and `α_r` for every path (Khalili et al., IEEE/ACM ToN 2013; Linux `mptcp_olia.c`), in the
+/// order given.
 ///
 /// `n` is the number of usable paths (finite window and `ℓ`, positive RTT); unusable entries get the default
 /// role (α = 0, in no set). `α_r = 1/(n·|B\M|)` for `r ∈ B\M`, `−1/(n·|M|)` for `r ∈ M` when `B\M ≠ ∅`,
@@ -244,7 +246,8 @@ impl Olia {
             return false;
         };
         if p.window.will_reduce(ev) && p.since_loss != 0 {
-            // cc.md §5: loss1 = loss2, loss2 = loss3 (only if loss3 ≠ loss2).
+            // OLIA (Khalili et al., IEEE/ACM ToN 2013; Linux `mptcp_olia.c`): loss1 = loss2, loss2 = loss3 (only if
+            // loss3 ≠ loss2).
             p.between_losses = p.since_loss;
             p.since_loss = 0;
         }
@@ -341,7 +344,7 @@ impl CongestionController for Olia {
     }
 
     fn on_congestion(&mut self, ev: &CongestionEvent) {
-        // cc.md §5: standard halving.
+        // OLIA (Khalili et al., IEEE/ACM ToN 2013; Linux `mptcp_olia.c`): standard halving.
         self.on_congestion_with_beta(ev, LOSS_REDUCTION_FACTOR);
     }
 
@@ -401,8 +404,8 @@ mod tests {
 
     #[test]
     fn per_ack_steps_match_the_linux_test_vector() {
-        // cc.md §11: (10 pkts, 20 ms) ∈ B\M and (20 pkts, 50 ms) ∈ M, n = 2, so α = +1/2 and −1/2.
-        // Path 0: 10/(10 + 20·0.02/0.05)² + 0.5/10 = 10/18² + 1/20 = 10/324 + 1/20 = 524/6480 = 0.080 864…
+        // Linux MPTCP v0.x, `net/mptcp/mptcp_*.c`: (10 pkts, 20 ms) ∈ B\M and (20 pkts, 50 ms) ∈ M, n = 2, so α = +1/2
+        // and −1/2. Path 0: 10/(10 + 20·0.02/0.05)² + 0.5/10 = 10/18² + 1/20 = 10/324 + 1/20 = 524/6480 = 0.080 864…
         //         ×1024 = 82.80 (Linux counter: +82 per ACK).
         let s0 = increase(
             1.0,

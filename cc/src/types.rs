@@ -191,8 +191,8 @@ impl CcMetrics {
 /// [`crate::CongestionController::poll_path_advice`]. The connection decides whether to follow it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathAdvice {
-    /// The path does not help the connection (e.g. C-MPBBR's multipath-benefit check, cc.md §10): close it
-    /// (in QUIC: send PATH_ABANDON).
+    /// The path does not help the connection (e.g. C-MPBBR's multipath-benefit check, Mahmud et al., IEEE Access 2020):
+    /// close it (in QUIC: send PATH_ABANDON).
     Close {
         /// The path to close.
         path: PathId,

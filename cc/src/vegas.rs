@@ -1,6 +1,6 @@
 //! TCP Vegas (Brakmo, Peterson, IEEE JSAC 1995; Linux `net/ipv4/tcp_vegas.c`) as a single-path
-//! [`PathController`], and [`VegasPath`], the per-path Vegas machinery that wVegas ([`crate::wvegas`], cc.md §7)
-//! reuses.
+//! [`PathController`], and [`VegasPath`], the per-path Vegas machinery that wVegas ([`crate::wvegas`]: Cao, Xu, Fu,
+//! IEEE ICNP 2012) reuses.
 //!
 //! Once per round trip, Vegas compares the expected rate `cwnd/base_rtt` with the actual rate `cwnd/rtt` and
 //! expresses the difference as packets queued in the network:
@@ -9,7 +9,7 @@
 //!   cwnd − 1)`; otherwise grow as usual;
 //! * congestion avoidance: `diff > beta` → `cwnd −= 1` (and `ssthresh = min(ssthresh, cwnd − 1)`),
 //!   `diff < alpha` → `cwnd += 1` (packets of the maximum datagram size);
-//! * optional queue-drain rule of wVegas (cc.md §7 step 3), off in classic Vegas;
+//! * optional queue-drain rule of wVegas (Cao, Xu, Fu, IEEE ICNP 2012, step 3), off in classic Vegas;
 //! * clamp to `[2 packets, max_window]`.
 //!
 //! Losses, ECN-CE and persistent congestion use [`RenoWindow`] (RFC 9002 §7: one halving per recovery period,
@@ -24,8 +24,8 @@
 //!   every sample for the same reason). `base_rtt` is the minimum sample ever seen (never reset).
 //! * **Round statistic**: `rtt_stat = min` (Linux `tcp_vegas.c`, the default) or `avg` (the mean of the round's
 //!   samples, as `mptcp_wvegas.c` does). A param.
-//! * **diff** is divided by `rtt` (Brakmo/Peterson and cc.md §7); Linux `tcp_vegas.c` divides by `base_rtt`.
-//!   Real-valued: windows are fractional packets, no integer truncation.
+//! * **diff** is divided by `rtt` (Brakmo and Peterson; Cao, Xu, Fu, IEEE ICNP 2012); Linux `tcp_vegas.c` divides by
+//!   `base_rtt`. Real-valued: windows are fractional packets, no integer truncation.
 //! * **Reno fallback**: when a round ends with at most 2 samples, that ACK is handled as NewReno would handle
 //!   it (slow start or the RFC 9002 §7.3.3 increase), as Linux calls `tcp_reno_cong_avoid` once per such round.
 //! * Within a round, slow start grows by the acknowledged bytes (RFC 9002 §7.3.1); congestion avoidance does
@@ -33,12 +33,12 @@
 //! * **Recovery**: Vegas is off while a recovery period lasts (Linux runs it only in `TCP_CA_Open`): no growth;
 //!   samples still lower `base_rtt`. A new round begins when recovery ends and after persistent congestion.
 //! * **Application-limited ACKs** only collect RTT samples: Linux calls `cong_avoid` only when cwnd-limited.
-//! * Linux ends each Vegas round with `ssthresh = tcp_current_ssthresh()`, i.e. `max(ssthresh, ¾·cwnd)`; cc.md
-//!   does not list it and it is omitted: ssthresh changes only on congestion and by the rules above. So a
+//! * Linux ends each Vegas round with `ssthresh = tcp_current_ssthresh()`, i.e. `max(ssthresh, ¾·cwnd)`; the
+//!   wVegas paper does not list it and it is omitted: ssthresh changes only on congestion and by the rules above. So a
 //!   drain that takes cwnd below ssthresh re-enters slow start (Linux does too, unless ¾ of the old cwnd
 //!   is below the drained one).
-//! * **Queue drain** (when `drain` is on; cc.md §7): `q = rtt − base_rtt`; `queue_delay` is the smallest `q`
-//!   seen since the last drain (0 = none yet); if `q ≥ 2·queue_delay`, `cwnd = cwnd·base_rtt/(2·rtt)` and
+//! * **Queue drain** (when `drain` is on; Cao, Xu, Fu, IEEE ICNP 2012): `q = rtt − base_rtt`; `queue_delay` is the
+//!   smallest `q` seen since the last drain (0 = none yet); if `q ≥ 2·queue_delay`, `cwnd = cwnd·base_rtt/(2·rtt)` and
 //!   `queue_delay = 0`. Applied in congestion avoidance only, after the ±1 step. Deviation from Linux: a round
 //!   with `q = 0` never drains (Linux would then halve the window every round on a path with a perfectly stable
 //!   RTT, because `0 ≥ 2·0`).
@@ -115,7 +115,7 @@ pub struct VegasConfig {
     pub gamma: f64,
     /// The RTT of a round: its minimum (default) or its mean.
     pub rtt_stat: RttStat,
-    /// Apply wVegas's queue-drain rule (cc.md §7 step 3); off in classic Vegas.
+    /// Apply wVegas's queue-drain rule (Cao, Xu, Fu, IEEE ICNP 2012, step 3); off in classic Vegas.
     pub drain: bool,
     /// Upper bound on the window, in bytes.
     pub max_window: u64,
@@ -357,7 +357,8 @@ impl VegasPath {
             new_cwnd += mss;
         }
         if rule.drain {
-            // cc.md §7 step 3 (mptcp_wvegas.c): drain the queue when it doubled since its smallest value.
+            // wVegas step 3 (Cao, Xu, Fu, IEEE ICNP 2012; `mptcp_wvegas.c`): drain the queue when it doubled since its
+            // smallest value.
             let q = rtt.saturating_sub(base);
             if self.queue_delay.is_zero() || self.queue_delay > q {
                 self.queue_delay = q;

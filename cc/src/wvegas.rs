@@ -1,5 +1,5 @@
 //! wVegas, weighted Vegas (Cao, Xu, Fu, ICNP 2012; Linux `mptcp_wvegas.c`), as specified in
-//! `references/cc.md` §7: a delay-based coupled controller.
+//! wVegas (Cao, Xu, Fu, IEEE ICNP 2012; Linux `mptcp_wvegas.c`): a delay-based coupled controller.
 //!
 //! Every path runs the per-path Vegas machinery of [`crate::vegas::VegasPath`] (rounds, `base_rtt`, `diff`,
 //! slow-start exit on `diff > gamma`, queue-drain rule, RFC 9002 halving on loss, clamp to
@@ -119,7 +119,7 @@ struct WvegasPath {
     weight: f64,
 }
 
-/// The wVegas coupled controller (cc.md §7).
+/// The wVegas coupled controller (wVegas (Cao, Xu, Fu, IEEE ICNP 2012; Linux `mptcp_wvegas.c`)).
 #[derive(Clone, Debug)]
 pub struct Wvegas {
     config: WvegasConfig,

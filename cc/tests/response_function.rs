@@ -1,5 +1,5 @@
 //! Response functions of NewReno, CUBIC and HighSpeed TCP (RFC 3649, see its test) under deterministic periodic
-//! loss; NewReno and CUBIC are checked against the table of the Coupled CUBIC study (seed 001, Table 1; cc.md §8
+//! loss; NewReno and CUBIC are checked against the table of the Coupled CUBIC study (Lee et al., CSSE 2023, Table 1;
 //! Eqs. (8)–(9)): average window in packets at RTT 100 ms, C = 0.4, β_cubic = 0.7.
 //!
 //! | p     | Reno | CUBIC |

@@ -1,5 +1,5 @@
-//! The policies every scheduler shares (sched.md §1.0), written once: which paths a packet may use at all
-//! ([`Eligible`]: the backup rule and the reinjection preference), and [`validate`], the check a connection
+//! The policies every scheduler shares (Linux MPTCP's `mptcp_is_available`), written once: which paths a packet may use
+//! at all ([`Eligible`]: the backup rule and the reinjection preference), and [`validate`], the check a connection
 //! can run on any decision.
 //!
 //! **Backup rule.** A path of status [`PathStatus::Backup`] is used only when no available path is alive
@@ -11,13 +11,13 @@
 //! Consequently a backup path is never chosen while an available path can send.
 //!
 //! **Reinjection rule.** For a retransmission, if some eligible path that the frames were not already sent on
-//! can send, only such paths are eligible (sched.md §1.0). The kernel also lets a reinjected segment fall to a
-//! backup subflow once every active one carried it; we do not, because in QUIC a loss on a live path is
-//! usually congestion, and failover is driven by [`PathView::potentially_failed`] instead.
+//! can send, only such paths are eligible (Linux MPTCP's `mptcp_is_available`). The kernel also lets a reinjected
+//! segment fall to a backup subflow once every active one carried it; we do not, because in QUIC a loss on a live path
+//! is usually congestion, and failover is driven by [`PathView::potentially_failed`] instead.
 
 use crate::{ConnView, Decision, InvalidDecision, PathId, PathStatus, PathView};
 
-/// The paths a packet may use, after the backup rule and the reinjection rule of sched.md §1.0.
+/// The paths a packet may use, after the backup rule and the reinjection rule of Linux MPTCP's `mptcp_is_available`.
 ///
 /// Obtain it with [`ConnView::eligible`]. [`Eligible::sendable`] are the paths a scheduler may return;
 /// [`Eligible::paths`] adds those that cannot send yet but will without a path event, which are the paths
@@ -34,11 +34,11 @@ impl<'a> ConnView<'a> {
     /// [`Decision::Blocked`]).
     pub fn eligible(&self) -> Option<Eligible<'_, 'a>> {
         let size = self.packet_size;
-        // sched.md §1.0: "Backup subflows are used only when no active subflow can send."
+        // Linux MPTCP's `mptcp_is_available`: "Backup subflows are used only when no active subflow can send."
         let status = [PathStatus::Available, PathStatus::Backup]
             .into_iter()
             .find(|s| self.paths.iter().any(|p| p.status == *s && p.may_send(size)))?;
-        // sched.md §1.0: "A reinjected segment prefers a subflow it has not already been sent on."
+        // Linux MPTCP's `mptcp_is_available`: "A reinjected segment prefers a subflow it has not already been sent on."
         let unused_only = self.is_retransmission
             && self
                 .paths
@@ -98,13 +98,13 @@ impl<'v, 'a> Eligible<'v, 'a> {
     }
 
     /// The eligible path with the lowest smoothed RTT that can send now (ties: lowest path ID): the
-    /// minRTT choice of sched.md §1.1.
+    /// minRTT choice of Linux MPTCP's default scheduler.
     pub fn fastest_sendable(&self) -> Option<&'a PathView> {
         fastest(self.sendable())
     }
 
     /// The eligible path with the lowest smoothed RTT whether or not its window has room now (ties: lowest
-    /// path ID): the `x_f` of BLEST and ECF (sched.md §1.2, §1.3).
+    /// path ID): the `x_f` of BLEST and ECF (BLEST (Ferlin et al., IFIP Networking 2016), §1.3).
     pub fn fastest(&self) -> Option<&'a PathView> {
         fastest(self.paths())
     }

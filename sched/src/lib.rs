@@ -3,8 +3,7 @@
 //! Every packet scheduler of mpquic behind one trait, [`Scheduler`], usable on its own (this crate depends on
 //! no other mpquic crate). A multipath connection decides per packet *how much* each path may carry (the
 //! congestion controller, crate `mpquic-cc`) and *which* path carries it: this crate answers the second.
-//! The algorithms follow the project's `references/sched.md`; each module cites its section and the paper or
-//! kernel file it follows.
+//! Each module cites the paper or Linux MPTCP kernel file it follows and lists its deviations.
 //!
 //! ## Using a scheduler
 //! Build one by name with [`registry::build`] (`"minrtt"`, `"weighted:1=3,2=1"`, `"blest:lambda=1.2"`; see
@@ -55,8 +54,8 @@
 //! ## Writing a scheduler
 //! Implement [`Scheduler`]: a name, [`Scheduler::select_send`], and whichever callbacks you need (all
 //! default to no-ops; `select_retrans` defaults to `select_send`). Start from [`ConnView::eligible`]: it
-//! applies the rules every scheduler shares (sched.md §1.0): backup paths only when no available path is
-//! alive, and retransmissions prefer paths they were not sent on. Choose among
+//! applies the rules every scheduler shares (Linux MPTCP's `mptcp_is_available`): backup paths only when no available
+//! path is alive, and retransmissions prefer paths they were not sent on. Choose among
 //! [`Eligible::sendable`] (the paths you may return); use [`Eligible::paths`] for paths worth waiting for
 //! and [`Eligible::idle`] to say "not now".
 //!

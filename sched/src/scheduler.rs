@@ -1,7 +1,7 @@
 //! The [`Scheduler`] trait: the per-connection object that answers "which path carries the next packet".
 //!
-//! It mirrors the Linux MPTCP `get_send` / `get_retrans` split (sched.md §6.2) and the callback tables of the
-//! out-of-tree kernel and xquic (sched.md §6.1, §6.4).
+//! It mirrors the Linux MPTCP `get_send` / `get_retrans` split (upstream Linux MPTCP's scheduler interface) and the
+//! callback tables of the out-of-tree kernel and xquic (the out-of-tree Linux MPTCP scheduler interface, §6.4).
 
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ use crate::{AckInfo, ConnView, Decision, LossInfo, PathEvent, SentInfo};
 ///
 /// Rules a scheduler keeps:
 /// * return only paths for which [`crate::PathView::can_send`] holds (use [`ConnView::eligible`], which also
-///   applies the shared backup and reinjection rules of sched.md §1.0);
+///   applies the shared backup and reinjection rules of Linux MPTCP's `mptcp_is_available`);
 /// * a decision is a commitment: stateful schedulers (rotations, hysteresis bits) advance their state when
 ///   they decide, and the connection sends the packet as decided;
 /// * read no clock (`now` is an input), use no unseeded randomness, never panic on any view or event

@@ -4,7 +4,7 @@
 //! Units: sizes and windows are in **bytes**, rates in **bytes per second**, times are [`Duration`]s and
 //! caller-supplied [`Instant`]s (the crate never reads a clock).
 //!
-//! Invariant kept here: the per-path availability test of `references/sched.md` §1.0 exists once, in
+//! Invariant kept here: the per-path availability test of Linux MPTCP's `mptcp_is_available` exists once, in
 //! [`PathView::can_send`]; every scheduler and [`crate::validate`] use it.
 
 use std::time::{Duration, Instant};
@@ -49,8 +49,8 @@ pub struct PathView {
     /// The path was abandoned (PATH_ABANDON sent or received, draft-ietf-quic-multipath-21 §3.4).
     pub abandoned: bool,
     /// The connection suspects the path is broken: a PTO fired with no acknowledgement since, persistent
-    /// congestion, or an RTO-loss-like state (Linux MPTCP's `pf` and `TCP_CA_Loss`, sched.md §1.0). Such a path
-    /// is not scheduled; the connection's own PTO probes (RFC 9002 §6.2.4) are not scheduled either and keep
+    /// congestion, or an RTO-loss-like state (Linux MPTCP's `pf` and `TCP_CA_Loss` in `mptcp_is_available`). Such a
+    /// path is not scheduled; the connection's own PTO probes (RFC 9002 §6.2.4) are not scheduled either and keep
     /// testing it.
     pub potentially_failed: bool,
     /// Congestion window in bytes.
@@ -103,7 +103,8 @@ impl PathView {
         }
     }
 
-    /// Validated, not abandoned and not potentially failed: the "definitely available" part of sched.md §1.0.
+    /// Validated, not abandoned and not potentially failed: the "definitely available" part of Linux MPTCP's
+    /// `mptcp_is_available`.
     pub fn is_alive(&self) -> bool {
         self.validated && !self.abandoned && !self.potentially_failed
     }
@@ -113,7 +114,7 @@ impl PathView {
         self.cwnd.saturating_sub(self.bytes_in_flight)
     }
 
-    /// The shared availability test of sched.md §1.0 (QUIC mapping): the path is alive,
+    /// The shared availability test of Linux MPTCP's `mptcp_is_available` (QUIC mapping): the path is alive,
     /// `bytes_in_flight + size ≤ cwnd`, and the pacer allows `size` bytes now.
     ///
     /// Every built-in scheduler returns only paths for which this holds, and [`crate::validate`] checks it.
@@ -143,8 +144,8 @@ pub struct ConnView<'a> {
     /// The packet carries retransmitted frames (the connection called
     /// [`Scheduler::select_retrans`](crate::Scheduler::select_retrans)).
     pub is_retransmission: bool,
-    /// For a retransmission, the paths its frames were already sent on (sched.md §1.0: a reinjected segment
-    /// prefers a path it has not been sent on). Empty for new data.
+    /// For a retransmission, the paths its frames were already sent on (Linux MPTCP's `mptcp_is_available`: a
+    /// reinjected segment prefers a path it has not been sent on). Empty for new data.
     pub sent_on: &'a [PathId],
     /// The connection's backlog: bytes of stream data waiting to be packetised (written and not yet sent on
     /// any path, whether or not flow control lets it go now, or lost and queued again), plus queued
@@ -192,10 +193,10 @@ impl<'a> ConnView<'a> {
 pub enum Decision {
     /// Send the packet on this path.
     Path(PathId),
-    /// **Duplicate** the packet's frames on every listed path (redundant scheduling, sched.md §1.6): each
-    /// path gets its own packet carrying the same frames. It never means "stripe different data over these
-    /// paths" (the ambiguity upstream MPTCP hit, sched.md §6.2 and §6.4). The list is non-empty, has no
-    /// duplicates and is in path-ID order.
+    /// **Duplicate** the packet's frames on every listed path (redundant scheduling, Linux MPTCP's redundant scheduler
+    /// (`mptcp_redundant.c`)): each path gets its own packet carrying the same frames. It never means "stripe different
+    /// data over these paths" (the ambiguity upstream Linux MPTCP's scheduler interface ran into). The list is
+    /// non-empty, has no duplicates and is in path-ID order.
     Paths(Vec<PathId>),
     /// Deliberately idle although a path could send (ECF, BLEST, strict rotations): send nothing now, do
     /// **not** fall back to another path, and ask again on the next acknowledgement, loss, path event or

@@ -1,6 +1,6 @@
 //! The windowed max filter of BBR's `BtlBw` estimate (draft-cardwell-iccrg-bbr-congestion-control-00 §4.1.1.1,
-//! cc.md §3): Kathleen Nichols' three-sample algorithm, as in Linux `lib/win_minmax.c`, with time measured in
-//! packet-timed round trips.
+//! BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00, Linux `tcp_bbr.c`): Kathleen Nichols' three-sample algorithm,
+//! as in Linux `lib/win_minmax.c`, with time measured in packet-timed round trips.
 //!
 //! It keeps the best, second-best and third-best samples of the last `window` rounds, each one newer than the
 //! one before, so the maximum is known in O(1) and ages out after `window` rounds (a sample taken at round `t`

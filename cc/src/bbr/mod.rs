@@ -1,5 +1,5 @@
-//! BBRv1 for one path: draft-cardwell-iccrg-bbr-congestion-control-00 as summarised in cc.md §3, with windows
-//! in bytes (cc.md §3 "QUIC notes": `MinPipeCwnd = 4·max_datagram_size`).
+//! BBRv1 for one path: draft-cardwell-iccrg-bbr-congestion-control-00 as Linux `tcp_bbr.c` implements it, with windows
+//! in bytes (the draft's QUIC notes: `MinPipeCwnd = 4·max_datagram_size`).
 //!
 //! The model: `BtlBw` is the windowed max of delivery-rate samples over 10 packet-timed rounds
 //! ([`filter::WindowedMaxFilter`]), `RTprop` the min RTT over 10 s. The state machine: Startup (gain
@@ -34,7 +34,7 @@
 //! * The random initial ProbeBW phase comes from a SplitMix64 generator seeded from [`BbrConfig::seed`] and the
 //!   index of the path (0 for the first path built), so runs are reproducible.
 //!
-//! For coupled use (C-MPBBR, cc.md §10) the per-ACK work is split into [`Bbr::update_model`] and
+//! For coupled use (C-MPBBR: Mahmud et al., IEEE Access 2020) the per-ACK work is split into [`Bbr::update_model`] and
 //! [`Bbr::update_control`]; the latter takes a divisor for the bandwidth used for pacing and the target cwnd
 //! (`bw_used = BtlBw / divisor`) without touching the max filter. [`PathController::on_ack`] runs both with
 //! divisor 1.

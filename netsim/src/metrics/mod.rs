@@ -1,4 +1,4 @@
-//! The studies' metrics (`references/scenarios.md`) as pure functions, and the time-series [`Recorder`].
+//! The studies' metrics (`docs/studies.md`) as pure functions, and the time-series [`Recorder`].
 //!
 //! Conventions:
 //! - rates are in **bits per second** (`f64`), capacities in bits per second (`u64` as in link settings);

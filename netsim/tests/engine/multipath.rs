@@ -62,8 +62,9 @@ const DISJOINT_RATE: f64 = 100e6;
 /// of 100 Mbit/s. The ceiling is ≈ 94.5 Mbit/s: 1,228 wire bytes per datagram carry ≈ 1,160 bytes of stream
 /// data. Measured (the run is deterministic): newreno 91.79, cubic 92.09, vegas 92.18, bbr 92.18 Mbit/s
 /// (≈ 94.6 Mbit/s from 1 s on); the controllers added for the studies: bic 91.31, highspeed 92.02, hybla 91.79,
-/// illinois 92.09, htcp 91.79, scalable 92.08, veno 91.94, yeah 90.59, westwood 67.18, lp 62.30. Each path also carries ≥ 40 % of the total (it is its own bottleneck),
-/// the per-path figures sum to the flow's, and both paths have time series with data.
+/// illinois 92.09, htcp 91.79, scalable 92.08, veno 91.94, yeah 90.59, westwood 67.18, lp 62.30. Each path also carries
+/// ≥ 40 % of the total (it is its own bottleneck), the per-path figures sum to the flow's, and both paths have time
+/// series with data.
 #[test]
 fn every_uncoupled_controller_aggregates_two_disjoint_50_mbit_paths() {
     let uncoupled: Vec<&str> = mpquic_cc::registry::list()
@@ -412,7 +413,7 @@ action = "up"
     assert!(late > 0.0, "policy off: path 0 silent after its link returned");
 }
 
-/// ECF (sched.md §1.3) on two disjoint 20 Mbit/s paths, 20 ms and 80 ms RTT, one bulk flow for 6 s with
+/// ECF (Lim et al., ACM CoNEXT 2017) on two disjoint 20 Mbit/s paths, 20 ms and 80 ms RTT, one bulk flow for 6 s with
 /// CUBIC: the data waiting behind the fast path (ECF's `k`, megabytes for a bulk flow) takes far longer to
 /// drain through it than one slow-path round trip, so ECF sends on the slow path too and the flow aggregates.
 /// Before `k` was the bytes actually waiting (it was one packet), ECF always waited for the fast path:
@@ -576,8 +577,8 @@ fn a_path_stop_waits_for_another_validated_path() {
     assert_eq!(f.path_closes(), vec![1, 0]);
 }
 
-/// Core bug, fixed in session 5 (soak test, 4 connections of 1000): `Connection::close_path` lets the client abandon its only
-/// validated path while the other is still unvalidated; when the PATH_ABANDON reaches the server before
+/// Core bug, fixed in session 5 (soak test, 4 connections of 1000): `Connection::close_path` lets the client abandon
+/// its only validated path while the other is still unvalidated; when the PATH_ABANDON reaches the server before
 /// the new path does, the server closes the connection ("last path abandoned", draft-ietf-quic-multipath-21
 /// §3), and the transfer is lost. Expected: `close_path` refuses (`LastPath`: "the last usable path") or
 /// the connection survives. Now: `Ok(())`, then both ends closed with "last path abandoned".

@@ -1,8 +1,8 @@
 //! `backup` (alias `priority`): explicit priority / failover scheduling.
 //!
 //! Rule: the status tier comes first: available paths, and backup paths only when no available path is
-//! alive (the shared rule of sched.md §1.0, i.e. the failover users expect: a standby path carries nothing
-//! while a primary works). Within the tier, paths are ordered by a configured rank (lower first), then by path
+//! alive (the shared rule of Linux MPTCP's `mptcp_is_available`, i.e. the failover users expect: a standby path carries
+//! nothing while a primary works). Within the tier, paths are ordered by a configured rank (lower first), then by path
 //! ID; the packet goes on the first path in that order that can send. With `strict=true` only the first alive
 //! path of the tier is used, and the scheduler waits for it when its window is full instead of overflowing
 //! to the next one.

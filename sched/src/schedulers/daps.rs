@@ -1,4 +1,4 @@
-//! `daps`: Delay-Aware Packet Scheduling (Kuhn et al., ICC 2014; sched.md §1.7, after a public DAPS
+//! `daps`: Delay-Aware Packet Scheduling (Kuhn et al., ICC 2014; the schedulers' own papers, after a public DAPS
 //! kernel module).
 //!
 //! **Plan.** For every eligible path `i`: one-way delay `d_i = srtt_i / 2` rounded to a multiple of `step`

@@ -1,12 +1,13 @@
-//! `minrtt`: the lowest smoothed RTT among eligible paths with room (sched.md §1.1; Linux MPTCP's
+//! `minrtt`: the lowest smoothed RTT among eligible paths with room (Linux MPTCP's default scheduler; Linux MPTCP's
 //! `default` scheduler, `get_available_subflow` in `net/mptcp/mptcp_sched.c`). The crate's default.
 //!
-//! Rule: among eligible paths (backup only when no available path is alive, sched.md §1.0) that can send,
-//! pick the lowest `srtt`; if it has no window room the next-lowest is taken, which the "can send" filter
+//! Rule: among eligible paths (backup only when no available path is alive, Linux MPTCP's `mptcp_is_available`) that
+//! can send, pick the lowest `srtt`; if it has no window room the next-lowest is taken, which the "can send" filter
 //! does. Ties go to the lowest path ID.
 //!
 //! Not implemented: the optional receive-window add-ons (opportunistic retransmission and slow-path
-//! penalisation, sched.md §1.1): they need a capability to re-inject data and to write to the controller.
+//! penalisation, Linux MPTCP's default scheduler): they need a capability to re-inject data and to write to the
+//! controller.
 
 use std::time::Instant;
 

@@ -1,7 +1,7 @@
-//! Every built-in scheduler, one per file, each following its section of `references/sched.md`.
+//! Every built-in scheduler, one per file, each citing the paper or kernel file it follows.
 //!
-//! All of them go through [`crate::ConnView::eligible`] (backup and reinjection rules of sched.md §1.0) and
-//! return only paths for which [`crate::PathView::can_send`] holds.
+//! All of them go through [`crate::ConnView::eligible`] (backup and reinjection rules of Linux MPTCP's
+//! `mptcp_is_available`) and return only paths for which [`crate::PathView::can_send`] holds.
 
 mod backup;
 mod blest;

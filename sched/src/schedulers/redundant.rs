@@ -1,13 +1,13 @@
-//! `redundant`: duplicate every packet on every eligible path that can send (sched.md §1.6, ReMP TCP;
-//! `net/mptcp/mptcp_redundant.c`).
+//! `redundant`: duplicate every packet on every eligible path that can send (Linux MPTCP's redundant scheduler
+//! (`mptcp_redundant.c`), ReMP TCP; `net/mptcp/mptcp_redundant.c`).
 //!
 //! Rule: new data goes on **every** eligible path with window and pacing room ([`Decision::Paths`], which
 //! means duplicate, never stripe); a path without room simply does not get this packet. Backup paths are
-//! used only when no available path is alive (sched.md §1.0). Retransmissions are placed once, with minRTT,
-//! as the kernel places reinjections.
+//! used only when no available path is alive (Linux MPTCP's `mptcp_is_available`). Retransmissions are placed once,
+//! with minRTT, as the kernel places reinjections.
 //!
 //! QUIC mapping: duplicated STREAM frames are legal, the receiver drops the copies. Bandwidth is spent to
-//! buy latency and resilience; sched.md §1.6 notes goodput must drop.
+//! buy latency and resilience; Linux MPTCP's redundant scheduler (`mptcp_redundant.c`) notes goodput must drop.
 
 use std::time::Instant;
 
@@ -50,7 +50,7 @@ impl Scheduler for Redundant {
     }
 
     fn select_retrans(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {
-        // sched.md §1.6: "Reinjections are placed first, with minRTT."
+        // Linux MPTCP's redundant scheduler (`mptcp_redundant.c`): "Reinjections are placed first, with minRTT."
         MinRtt::decide(conn)
     }
 }

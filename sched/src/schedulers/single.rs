@@ -1,8 +1,8 @@
 //! `single`: only the lowest-numbered eligible path, as a single-path stack would (noq's behaviour today,
-//! kept as a baseline; DESIGN.md).
+//! kept as a baseline for the studies).
 //!
-//! Rule: the eligible path (backup rule of sched.md §1.0 applied) with the lowest path ID carries every
-//! packet; when its window is full the scheduler waits for it rather than overflow to another path. It moves
+//! Rule: the eligible path (backup rule of Linux MPTCP's `mptcp_is_available` applied) with the lowest path ID carries
+//! every packet; when its window is full the scheduler waits for it rather than overflow to another path. It moves
 //! to the next path only when that one dies (abandoned, potentially failed) or changes status.
 
 use std::time::Instant;

@@ -8,7 +8,7 @@
 //!
 //! Specification: `weighted:1=3,2=1` (path ID = weight). Paths without a weight get `default` (1 unless set,
 //! e.g. `weighted:0=5,default=2`). A weight of 0 excludes the path: if only zero-weight paths could send the
-//! decision is [`Decision::Wait`]. The backup rule of sched.md §1.0 applies before weights.
+//! decision is [`Decision::Wait`]. The backup rule of Linux MPTCP's `mptcp_is_available` applies before weights.
 
 use std::collections::BTreeMap;
 use std::time::Instant;

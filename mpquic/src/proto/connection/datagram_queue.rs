@@ -1,7 +1,7 @@
 //! The queue of DATAGRAM frames (RFC 9221) the application asked to send: bounded by
 //! `ConnectionLimits::datagrams_out` (the oldest is dropped: datagrams are unreliable), and keeping the sum of
-//! its payload bytes, which the scheduler's view reads for every packet (ECF's `k`, sched.md §1.3) without
-//! walking the queue.
+//! its payload bytes, which the scheduler's view reads for every packet (ECF's `k`: Lim et al., ACM CoNEXT 2017)
+//! without walking the queue.
 
 use std::collections::VecDeque;
 

@@ -175,8 +175,8 @@ impl Path {
         let mut v = PathView::new(self.id.0, cc.window(self.id), rtt.smoothed());
         v.validated = self.validated;
         v.abandoned = self.abandoned_at.is_some();
-        // Two consecutive PTOs without an acknowledgement: the path may have failed (sched.md §1.0); the
-        // scheduler prefers other paths until an ACK arrives on it again.
+        // Two consecutive PTOs without an acknowledgement: the path may have failed (Linux MPTCP's
+        // `mptcp_is_available`); the scheduler prefers other paths until an ACK arrives on it again.
         v.potentially_failed = self.recovery.pto_count() >= POTENTIALLY_FAILED_PTOS;
         v.status = self.status;
         v.bytes_in_flight = self.recovery.bytes_in_flight();
