@@ -57,6 +57,13 @@ pub trait CongestionController: Send + fmt::Debug {
     /// The internal variables of `path` (`None` for an unknown path).
     fn metrics(&self, path: PathId) -> Option<CcMetrics>;
 
+    /// The state machine state of `path` (`"slow_start"`, `"startup"`, …; `None` for an unknown path): the
+    /// `state` of [`CongestionController::metrics`] without building the rest, for callers that read it after
+    /// every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.metrics(path).map(|m| m.state)
+    }
+
     /// Advice about the paths (such as closing one that does not help), if the algorithm gives any. Poll after
     /// feeding events; each piece of advice is returned once.
     fn poll_path_advice(&mut self) -> Option<PathAdvice> {
@@ -95,6 +102,9 @@ impl CongestionController for Box<dyn CongestionController> {
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         (**self).metrics(path)
     }
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        (**self).state(path)
+    }
     fn poll_path_advice(&mut self) -> Option<PathAdvice> {
         (**self).poll_path_advice()
     }
@@ -118,6 +128,10 @@ pub trait PathController: Send + fmt::Debug {
     fn pacing_rate(&self) -> Option<u64>;
     /// Internal variables.
     fn metrics(&self) -> CcMetrics;
+    /// The state machine state: the `state` of [`PathController::metrics`] without building the rest.
+    fn state(&self) -> &'static str {
+        self.metrics().state
+    }
 }
 
 /// Builds the [`PathController`] of a new path: the configuration of a single-path algorithm.
@@ -200,5 +214,9 @@ impl<F: PathControllerFactory> CongestionController for Uncoupled<F> {
 
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         self.paths.get(path).map(|p| p.metrics())
+    }
+
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(|p| p.state())
     }
 }

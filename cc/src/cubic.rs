@@ -428,6 +428,10 @@ impl PathController for Cubic {
     fn metrics(&self) -> CcMetrics {
         self.inner.reno().metrics(self.inner.extras())
     }
+
+    fn state(&self) -> &'static str {
+        self.inner.reno().state()
+    }
 }
 
 #[cfg(test)]

@@ -119,6 +119,10 @@ impl PathController for NewReno {
     fn metrics(&self) -> CcMetrics {
         self.window.metrics(Vec::new())
     }
+
+    fn state(&self) -> &'static str {
+        self.window.state()
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Properties every registered controller keeps, checked by proptest over random path sets (1–8 paths, random
 //! MSS and RTTs) and random event sequences:
-//! * no panic, windows within `[2·mds, max window]`, finite pacing rates, metrics agreeing with `window()`
+//! * no panic, windows within `[2·mds, max window]`, finite pacing rates, metrics agreeing with `window()` and `state()`
 //!   (every algorithm of [`registry::list`], so the single-path controllers of the published studies — BIC,
 //!   Westwood+, HighSpeed, Hybla, Illinois, H-TCP, Scalable, Veno, YeAH, TCP-LP — too);
 //! * determinism: the same events give the same windows;
@@ -252,6 +252,7 @@ fn check_invariants(name: &str, cc: &dyn CongestionController, live: &[(PathId, 
         );
         let m = cc.metrics(*id).expect("metrics of a live path");
         assert_eq!(m.cwnd, w, "{name}: metrics.cwnd disagrees with window()");
+        assert_eq!(cc.state(*id), Some(m.state), "{name}: state() disagrees with metrics().state");
         for extra in &m.extras {
             assert!(!extra.value.is_nan(), "{name}: metric {} is NaN", extra.name);
         }
@@ -261,6 +262,7 @@ fn check_invariants(name: &str, cc: &dyn CongestionController, live: &[(PathId, 
     }
     assert_eq!(cc.window(PathId(99)), 0);
     assert!(cc.metrics(PathId(99)).is_none());
+    assert!(cc.state(PathId(99)).is_none());
 }
 
 proptest! {

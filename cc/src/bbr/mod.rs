@@ -770,6 +770,10 @@ impl PathController for Bbr {
     fn metrics(&self) -> CcMetrics {
         self.metrics_with(Vec::new())
     }
+
+    fn state(&self) -> &'static str {
+        self.mode.name()
+    }
 }
 
 #[cfg(test)]

@@ -391,15 +391,15 @@ impl<T> PathRecovery<T> {
 
     /// Whether the path's congestion controller is in slow start (or BBR's Startup, its counterpart) as of its
     /// latest acknowledgement or congestion event; a new path starts in it. Read from the controller's
-    /// [`CongestionController::metrics`] state after each event, so the per-packet cost is a load.
+    /// [`CongestionController::state`] after each event, so the per-packet cost is a load.
     pub fn in_slow_start(&self) -> bool {
         self.slow_start
     }
 
     /// Reads the controller's state after an event it was given.
     fn refresh_cc_state(&mut self, cc: &dyn CongestionController) {
-        if let Some(m) = cc.metrics(self.path) {
-            self.slow_start = matches!(m.state, "slow_start" | "startup");
+        if let Some(state) = cc.state(self.path) {
+            self.slow_start = matches!(state, "slow_start" | "startup");
         }
     }
 
