@@ -252,7 +252,11 @@ fn check_invariants(name: &str, cc: &dyn CongestionController, live: &[(PathId, 
         );
         let m = cc.metrics(*id).expect("metrics of a live path");
         assert_eq!(m.cwnd, w, "{name}: metrics.cwnd disagrees with window()");
-        assert_eq!(cc.state(*id), Some(m.state), "{name}: state() disagrees with metrics().state");
+        assert_eq!(
+            cc.state(*id),
+            Some(m.state),
+            "{name}: state() disagrees with metrics().state"
+        );
         for extra in &m.extras {
             assert!(!extra.value.is_nan(), "{name}: metric {} is NaN", extra.name);
         }

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use mpquic_netsim::engine::Engine;
 use mpquic_netsim::output::json::to_json;
+use mpquic_netsim::results::FlowResult;
 use mpquic_netsim::scenario::Direction;
 use mpquic_netsim::{Scenario, SimTime};
 
@@ -266,4 +267,53 @@ e = [{ at = "1s", link = "bn", action = "down" }, { at = "1.5s", link = "bn", ac
     // Nothing beyond what was already in flight crosses a down link; the flow recovers afterwards.
     assert!(during < 200_000, "{during} bytes during the outage");
     assert!(after > before + 1_000_000, "no recovery: {before} then {after}");
+}
+
+/// A dual-homed client and server joined by two disjoint links, one CUBIC flow over both with scheduler
+/// `sched` for `duration_s`, seed `seed`, and the extra flow keys `extra`. `fast` and `slow` are the two
+/// links' extra keys (rate, delay, loss).
+pub(crate) fn two_links(
+    fast: &str,
+    slow: &str,
+    sched: &str,
+    duration_s: f64,
+    seed: u64,
+    extra: &str,
+) -> FlowResult {
+    let text = format!(
+        r#"
+[scenario]
+name = "two_links"
+duration = "{duration_s}s"
+sample_interval = "100ms"
+seed = {seed}
+
+[nodes.client]
+kind = "host"
+interfaces = [{{ name = "a" }}, {{ name = "b" }}]
+
+[nodes.server]
+kind = "host"
+interfaces = [{{ name = "a" }}, {{ name = "b" }}]
+
+[links.fast]
+between = ["client.a", "server.a"]
+{fast}
+
+[links.slow]
+between = ["client.b", "server.b"]
+{slow}
+
+[[flows]]
+name = "mp"
+from = "client"
+to = "server"
+cc = "cubic"
+sched = "{sched}"
+paths = [{{ route = ["fast"] }}, {{ route = ["slow"] }}]
+{extra}
+"#
+    );
+    let s = Scenario::from_toml_str(&text).unwrap();
+    Engine::run(s).unwrap().result.flows[0].clone()
 }

@@ -3,51 +3,9 @@
 //! aims at short flows over a lossy path. Each test states the model its thresholds come from, and where a
 //! scheduler does not do what its paper intends, pins the mechanism that stops it.
 
-use mpquic_netsim::Scenario;
-use mpquic_netsim::engine::Engine;
 use mpquic_netsim::results::{FlowResult, ReceiverResult};
 
-/// A dual-homed client and server joined by two disjoint links, one CUBIC flow over both with scheduler
-/// `sched` for `duration_s`, seed `seed`, and the extra flow keys `extra`. `fast` and `slow` are the two
-/// links' extra keys (rate, delay, loss).
-fn two_links(fast: &str, slow: &str, sched: &str, duration_s: f64, seed: u64, extra: &str) -> FlowResult {
-    let text = format!(
-        r#"
-[scenario]
-name = "intent"
-duration = "{duration_s}s"
-sample_interval = "100ms"
-seed = {seed}
-
-[nodes.client]
-kind = "host"
-interfaces = [{{ name = "a" }}, {{ name = "b" }}]
-
-[nodes.server]
-kind = "host"
-interfaces = [{{ name = "a" }}, {{ name = "b" }}]
-
-[links.fast]
-between = ["client.a", "server.a"]
-{fast}
-
-[links.slow]
-between = ["client.b", "server.b"]
-{slow}
-
-[[flows]]
-name = "mp"
-from = "client"
-to = "server"
-cc = "cubic"
-sched = "{sched}"
-paths = [{{ route = ["fast"] }}, {{ route = ["slow"] }}]
-{extra}
-"#
-    );
-    let s = Scenario::from_toml_str(&text).unwrap();
-    Engine::run(s).unwrap().result.flows[0].clone()
-}
+use super::two_links;
 
 /// Fast path 20 Mbit/s / 5 ms one way, slow path 20 Mbit/s / 40 ms (a 1:8 RTT ratio), default one-BDP
 /// queues, no loss; a bulk upload for 6 s into a fixed 100 kB receive window (stream and connection), four

@@ -1,55 +1,22 @@
 //! Schedulers against a bounded receiver: the two claims of the scheduler literature the simulator must
 //! reproduce once receivers are realistic.
 
-use mpquic_netsim::Scenario;
-use mpquic_netsim::engine::Engine;
 use mpquic_netsim::results::FlowResult;
 
-/// A dual-homed client and server joined by two disjoint links with a 1:8 RTT ratio, `fast` (20 Mbit/s,
-/// 5 ms one way) and `slow` (20 Mbit/s, 40 ms), each with a one-BDP queue and no loss, and one 6 s CUBIC
-/// bulk flow over both with scheduler `sched` and the extra flow keys `extra`.
-fn two_paths(sched: &str, extra: &str) -> Scenario {
-    let text = format!(
-        r#"
-[scenario]
-name = "sched"
-duration = "6s"
-sample_interval = "100ms"
-seed = 2
+use super::two_links;
 
-[nodes.client]
-kind = "host"
-interfaces = [{{ name = "a" }}, {{ name = "b" }}]
-
-[nodes.server]
-kind = "host"
-interfaces = [{{ name = "a" }}, {{ name = "b" }}]
-
-[links.fast]
-between = ["client.a", "server.a"]
-rate_bps = 20_000_000
-delay = "5ms"
-
-[links.slow]
-between = ["client.b", "server.b"]
-rate_bps = 20_000_000
-delay = "40ms"
-
-[[flows]]
-name = "mp"
-from = "client"
-to = "server"
-cc = "cubic"
-sched = "{sched}"
-paths = [{{ route = ["fast"] }}, {{ route = ["slow"] }}]
-{extra}
-"#
-    );
-    Scenario::from_toml_str(&text).unwrap()
-}
-
-fn flow(s: Scenario) -> FlowResult {
-    Engine::run(s).unwrap().result.flows[0].clone()
+/// One 6 s CUBIC bulk flow (seed 2) with scheduler `sched` and the extra flow keys `extra` over two disjoint
+/// links with a 1:8 RTT ratio, `fast` (20 Mbit/s, 5 ms one way) and `slow` (20 Mbit/s, 40 ms), each with a
+/// one-BDP queue and no loss.
+fn flow(sched: &str, extra: &str) -> FlowResult {
+    two_links(
+        "rate_bps = 20_000_000\ndelay = \"5ms\"",
+        "rate_bps = 20_000_000\ndelay = \"40ms\"",
+        sched,
+        6.0,
+        2,
+        extra,
+    )
 }
 
 /// BLEST's setting: a receive buffer of about twice the fast path's BDP on paths with a 1:8 RTT ratio. Fast
@@ -77,7 +44,7 @@ fn flow(s: Scenario) -> FlowResult {
 #[test]
 fn blest_cuts_head_of_line_delay_against_minrtt_with_a_small_window_and_ecf_is_minrtt_in_bulk() {
     let window = r#"receiver = { policy = "fixed", window = "50kB", conn_window = "50kB" }"#;
-    let run = |sched: &str| flow(two_paths(sched, window));
+    let run = |sched: &str| flow(sched, window);
     let minrtt = run("minrtt");
     let m = minrtt.receiver.clone().unwrap();
     println!("minrtt: {:.2} Mbit/s, {m:?}", minrtt.goodput_bps.unwrap() / 1e6);
@@ -112,7 +79,7 @@ fn ecf_keeps_objects_the_fast_path_finishes_sooner_off_the_slow_path() {
 direction = "download"
 requests = { sizes = ["100kB"], gap = "20ms" }
 receiver = { policy = "fixed", window = "50kB", conn_window = "50kB" }"#;
-    let run = |sched: &str| flow(two_paths(sched, extra));
+    let run = |sched: &str| flow(sched, extra);
     let (minrtt, ecf) = (run("minrtt"), run("ecf"));
     let (mo, eo) = (minrtt.objects.clone().unwrap(), ecf.objects.clone().unwrap());
     let (mr, er) = (minrtt.receiver.clone().unwrap(), ecf.receiver.clone().unwrap());
