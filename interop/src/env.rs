@@ -87,6 +87,10 @@ pub struct EndpointEnv {
     pub listen_addr: SocketAddr,
     /// Client: extra paths.
     pub client_paths: Vec<ExtraPath>,
+    /// mpquic only: congestion controller spec (`MPQUIC_CC`, e.g. `bbr`; default: the library's).
+    pub mpquic_cc: Option<String>,
+    /// mpquic only: scheduler spec (`MPQUIC_SCHEDULER`, e.g. `roundrobin`; default: the library's).
+    pub mpquic_scheduler: Option<String>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -188,7 +192,23 @@ impl EndpointEnv {
             .split_whitespace()
             .map(parse_extra_path)
             .collect::<Result<Vec<_>, _>>()?;
+        let mpquic_cc = var("MPQUIC_CC");
+        if let Some(spec) = &mpquic_cc {
+            mpquic::cc::registry::build(spec).map_err(|e| InteropError::Env {
+                name: "MPQUIC_CC",
+                problem: format!("{spec:?}: {e}"),
+            })?;
+        }
+        let mpquic_scheduler = var("MPQUIC_SCHEDULER");
+        if let Some(spec) = &mpquic_scheduler {
+            mpquic::sched::registry::build(spec).map_err(|e| InteropError::Env {
+                name: "MPQUIC_SCHEDULER",
+                problem: format!("{spec:?}: {e}"),
+            })?;
+        }
         Ok(EndpointEnv {
+            mpquic_cc,
+            mpquic_scheduler,
             role,
             testcase: var("TESTCASE").unwrap_or_default(),
             requests,

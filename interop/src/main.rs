@@ -28,6 +28,87 @@ enum Cmd {
     },
     /// List implementations and test cases.
     List,
+    /// Time to complete one download through emulated paths, pair by pair (see the README).
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// `client:server` pairs, comma-separated; the first is the reference of the ratio column.
+    #[arg(long, value_delimiter = ',', default_value = "noq:noq,mpquic:mpquic", value_parser = parse_pair)]
+    pairs: Vec<(String, String)>,
+    /// One emulated path, `mpquic-netem --path` syntax (e.g. `rate=40mbit,delay=5ms,loss=1%`); repeat for
+    /// more paths (two or more: a multipath download, the client's second path from 127.0.0.2).
+    #[arg(long = "path", value_name = "SPEC", required = true, value_parser = parse_link)]
+    paths: Vec<mpquic_tools::netem::spec::PathSpec>,
+    /// Size of the downloaded file: bytes, or with K, M or G (powers of 1000); 1 byte to 4G.
+    #[arg(long, default_value = "30M", value_parser = parse_size)]
+    size: u64,
+    /// Runs per pair: 1 to 100.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=100))]
+    runs: u16,
+    /// TOML file declaring external implementations.
+    #[arg(long)]
+    implementations: Option<PathBuf>,
+    /// Log folder (runs go to <logs>/bench/<client>_<server>/run-K/).
+    #[arg(long, default_value = "interop-logs")]
+    logs: PathBuf,
+    /// Also write the runs as JSON here (default: <logs>/bench.json).
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once(':') {
+        Some((c, v)) if !c.is_empty() && !v.is_empty() => Ok((c.to_owned(), v.to_owned())),
+        _ => Err(format!("pair {s:?}: give CLIENT:SERVER, e.g. mpquic:noq")),
+    }
+}
+
+fn parse_link(s: &str) -> Result<mpquic_tools::netem::spec::PathSpec, String> {
+    mpquic_tools::netem::spec::parse_path(s).map_err(|e| e.to_string())
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, 'K' | 'k')) => (s.get(..i), 1_000),
+        Some((i, 'M' | 'm')) => (s.get(..i), 1_000_000),
+        Some((i, 'G' | 'g')) => (s.get(..i), 1_000_000_000),
+        _ => (Some(s), 1),
+    };
+    let n: u64 = num
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("size {s:?}: give a number of bytes, optionally with K, M or G"))?;
+    match n.checked_mul(mult) {
+        Some(v) if (1..=4_000_000_000).contains(&v) => Ok(v),
+        _ => Err(format!("size {s:?}: must be from 1 byte to 4G")),
+    }
+}
+
+fn bench(args: BenchArgs) -> Result<bool, InteropError> {
+    let exe = std::env::current_exe().map_err(|e| InteropError::io("own executable", e))?;
+    let cfg = runner::bench::BenchConfig {
+        implementations: implementations::load(&exe, args.implementations.as_ref())?,
+        pairs: args.pairs,
+        links: args
+            .paths
+            .into_iter()
+            .map(|p| p.into_path(std::net::SocketAddr::from(([127, 0, 0, 1], 0))))
+            .collect(),
+        size: args.size,
+        runs: usize::from(args.runs),
+        log_dir: args.logs.clone(),
+    };
+    let rows = runtime()?.block_on(runner::bench::run_bench(&cfg))?;
+    println!("{}", runner::bench::table(&rows, &cfg.pairs, cfg.size));
+    let json_path = args.json.unwrap_or_else(|| args.logs.join("bench.json"));
+    std::fs::create_dir_all(&args.logs).map_err(|e| InteropError::io("log folder", e))?;
+    std::fs::write(&json_path, runner::bench::json(&rows))
+        .map_err(|e| InteropError::io(format!("writing {}", json_path.display()), e))?;
+    println!("JSON: {}; logs: {}", json_path.display(), args.logs.display());
+    Ok(!rows
+        .iter()
+        .any(|r| matches!(r.outcome, runner::Outcome::Failed(_))))
 }
 
 #[derive(clap::Args)]
@@ -156,6 +237,7 @@ fn main() -> ExitCode {
             }
             Ok(true)
         }
+        Some(Cmd::Bench(args)) => bench(args),
         None => run(cli.run),
     };
     match result {

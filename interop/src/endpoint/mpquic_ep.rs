@@ -21,6 +21,12 @@ const PATH_WAIT: Duration = Duration::from_secs(10);
 
 fn transport(env: &EndpointEnv) -> mp::TransportConfig {
     let mut t = mp::TransportConfig::default();
+    if let Some(cc) = &env.mpquic_cc {
+        t.congestion_controller.clone_from(cc);
+    }
+    if let Some(s) = &env.mpquic_scheduler {
+        t.scheduler.clone_from(s);
+    }
     if let Some(dir) = &env.qlogdir {
         t.qlog = Some(mp::qlog_directory(dir.clone()));
     }

@@ -7,6 +7,7 @@
 //! summary, stops it, compares every file by SHA-256 and runs the case's checks ([`checks`]). Exit code 127
 //! from either endpoint means unsupported.
 
+pub mod bench;
 pub mod checks;
 pub mod implementations;
 pub mod matrix;
@@ -118,7 +119,12 @@ struct Prepared {
     total: u64,
 }
 
-fn prepare(dir: &Path, case: TestCase, cert: &(String, String)) -> Result<Prepared, InteropError> {
+fn prepare(
+    dir: &Path,
+    case: TestCase,
+    sizes: &[u64],
+    cert: &(String, String),
+) -> Result<Prepared, InteropError> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(io(format!("clearing {}", dir.display())))?;
     }
@@ -129,7 +135,7 @@ fn prepare(dir: &Path, case: TestCase, cert: &(String, String)) -> Result<Prepar
     std::fs::write(dir.join("certs/priv.key"), &cert.1).map_err(io("writing priv.key".to_owned()))?;
     let mut files = Vec::new();
     let mut total = 0;
-    for (i, size) in case.file_sizes().into_iter().enumerate() {
+    for (i, &size) in sizes.iter().enumerate() {
         let name = format!("{}-{i}-{size}.bin", case.name());
         let data = file_bytes(size, (i as u64 + 1) * 7919 + size);
         std::fs::write(dir.join("www").join(&name), &data).map_err(io(format!("writing {name}")))?;
@@ -198,20 +204,72 @@ pub async fn run_one(
     if !client.supports(Role::Client, case) || !server.supports(Role::Server, case) {
         return Outcome::Unsupported;
     }
-    match run_inner(client, server, case, dir, cert).await {
-        Ok(o) => o,
+    let run = Run {
+        case,
+        plan: Plan::of(case),
+        sizes: case.file_sizes(),
+        checks: true,
+    };
+    match run_inner(client, server, &run, dir, cert).await {
+        Ok(m) => m.outcome,
         Err(e) => Outcome::Failed(e.to_string()),
     }
+}
+
+/// What one run does: the case (the endpoints' `TESTCASE`), its network, the files and whether the case's
+/// behaviour checks apply (the files are always compared).
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The endpoints' test case.
+    pub case: TestCase,
+    /// The network between them.
+    pub plan: Plan,
+    /// Sizes of the files the client downloads.
+    pub sizes: Vec<u64>,
+    /// Whether the case's behaviour checks run.
+    pub checks: bool,
+}
+
+/// The outcome of one run with what was measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Files and behaviour.
+    pub outcome: Outcome,
+    /// From the client's start to its exit (process start, handshake and every download).
+    pub client_time: Duration,
+    /// What the server reported (`interop:` lines).
+    pub server: Report,
+    /// What the network counted.
+    pub net: network::NetStats,
+}
+
+/// Runs one client/server pair as `run` says and measures it (`mpquic-interop bench`).
+pub async fn run_measured(
+    client: &Implementation,
+    server: &Implementation,
+    run: &Run,
+    dir: &Path,
+    cert: &(String, String),
+) -> Result<Measured, InteropError> {
+    run_inner(client, server, run, dir, cert).await
 }
 
 async fn run_inner(
     client: &Implementation,
     server: &Implementation,
-    case: TestCase,
+    run: &Run,
     dir: &Path,
     cert: &(String, String),
-) -> Result<Outcome, InteropError> {
-    let p = prepare(dir, case, cert)?;
+) -> Result<Measured, InteropError> {
+    let case = run.case;
+    let mut measured = Measured {
+        outcome: Outcome::Unsupported,
+        client_time: Duration::ZERO,
+        server: Report::default(),
+        net: network::NetStats::default(),
+    };
+    let done = |outcome: Outcome, m: Measured| Ok(Measured { outcome, ..m });
+    let p = prepare(dir, case, &run.sizes, cert)?;
     let port = free_port()?;
     let server_addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let d = |s: &str| dir.join(s).display().to_string();
@@ -247,10 +305,11 @@ async fn run_inner(
         };
     loop {
         if let Some(status) = srv.try_wait().map_err(io("server status".to_owned()))? {
-            return Ok(match status.code() {
+            let outcome = match status.code() {
                 Some(EXIT_UNSUPPORTED) => Outcome::Unsupported,
                 c => Outcome::Failed(format!("server exited early ({c:?})")),
-            });
+            };
+            return done(outcome, measured);
         }
         if server.reports && read_log(dir, Role::Server).contains("interop: listening=") {
             break;
@@ -258,15 +317,15 @@ async fn run_inner(
         if tokio::time::Instant::now() >= ready_by {
             if server.reports {
                 let _ = srv.kill().await;
-                return Ok(Outcome::Failed("server did not start".to_owned()));
+                return done(Outcome::Failed("server did not start".to_owned()), measured);
             }
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // ----- network -----
-    let plan = Plan::of(case);
-    let net = Network::start(&plan, server_addr, u64::from(port)).await?;
+    let plan = &run.plan;
+    let net = Network::start(plan, server_addr, u64::from(port)).await?;
     let (send_to, paths) = net.client_addrs(server_addr, case.second_path())?;
     // ----- client -----
     let requests: Vec<String> = p
@@ -292,6 +351,7 @@ async fn run_inner(
         ("SERVER_ADDR", send_to.to_string()),
         ("CLIENT_PATHS", paths),
     ];
+    let client_start = tokio::time::Instant::now();
     let mut cli = spawn(client, Role::Client, &vars, &client_env, dir)?;
     let deadline = tokio::time::Instant::now() + CLIENT_LIMIT;
     let mut steps = plan.steps.iter().peekable();
@@ -299,6 +359,7 @@ async fn run_inner(
     let mut actions_done = 0usize;
     let status = loop {
         if let Some(s) = cli.try_wait().map_err(io("client status".to_owned()))? {
+            measured.client_time = client_start.elapsed();
             break Some(s);
         }
         if tokio::time::Instant::now() >= deadline {
@@ -340,24 +401,27 @@ async fn run_inner(
         }))
         .unwrap_or_default(),
     );
+    measured.server = server_report.clone();
+    measured.net = netstats.clone();
     let Some(status) = status else {
-        return Ok(Outcome::Failed(format!(
-            "client still running after {CLIENT_LIMIT:?}"
-        )));
+        let why = format!("client still running after {CLIENT_LIMIT:?}");
+        return done(Outcome::Failed(why), measured);
     };
     match status.code() {
         Some(0) => {}
-        Some(EXIT_UNSUPPORTED) => return Ok(Outcome::Unsupported),
+        Some(EXIT_UNSUPPORTED) => return done(Outcome::Unsupported, measured),
         c => {
             let err = std::fs::read_to_string(dir.join("client.err")).unwrap_or_default();
             let last = err.lines().last().unwrap_or("").to_owned();
-            return Ok(Outcome::Failed(format!("client exit {c:?}: {last}")));
+            return done(Outcome::Failed(format!("client exit {c:?}: {last}")), measured);
         }
     }
     for (name, want) in &p.files {
         match sha256_file(&dir.join("downloads").join(name)) {
-            None => return Ok(Outcome::Failed(format!("{name} not downloaded"))),
-            Some(h) if h != *want => return Ok(Outcome::Failed(format!("{name}: SHA-256 differs"))),
+            None => return done(Outcome::Failed(format!("{name} not downloaded")), measured),
+            Some(h) if h != *want => {
+                return done(Outcome::Failed(format!("{name}: SHA-256 differs")), measured);
+            }
             Some(_) => {}
         }
     }
@@ -367,7 +431,12 @@ async fn run_inner(
         net: &netstats,
         total: p.total,
     };
-    Ok(match checks::check(case, &seen) {
+    let checked = if run.checks {
+        checks::check(case, &seen)
+    } else {
+        Ok(())
+    };
+    let outcome = match checked {
         Ok(()) => {
             // Passed runs keep their logs and reports, not the data.
             let _ = std::fs::remove_dir_all(dir.join("www"));
@@ -375,7 +444,8 @@ async fn run_inner(
             Outcome::Passed
         }
         Err(why) => Outcome::Failed(why),
-    })
+    };
+    done(outcome, measured)
 }
 
 /// Runs the matrix; results in order (server, client, case).

@@ -59,6 +59,9 @@ pub struct Plan {
     pub relay: bool,
     /// Actions at fractions of the download.
     pub steps: Vec<(f64, Action)>,
+    /// Emulated paths given link by link (`mpquic-interop bench`); when not empty they replace
+    /// `emulated_paths`, `loss` and `rate_bps`. Each path's front socket listens on 127.0.0.1.
+    pub links: Vec<PathConfig>,
 }
 
 impl Plan {
@@ -70,6 +73,7 @@ impl Plan {
             rate_bps: RATE_BPS,
             relay: false,
             steps: Vec::new(),
+            links: Vec::new(),
         };
         match case {
             TestCase::TransferLoss => Plan {
@@ -141,6 +145,21 @@ impl Network {
     pub async fn start(plan: &Plan, server: SocketAddr, seed: u64) -> Result<Network, InteropError> {
         if plan.relay {
             return Ok(Network::Relayed(Relay::start(server).await?));
+        }
+        if !plan.links.is_empty() {
+            let cfg = plan
+                .links
+                .iter()
+                .fold(EmulatorConfig::new(server).with_seed(seed), |cfg, path| {
+                    cfg.with_path(PathConfig {
+                        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+                        ..path.clone()
+                    })
+                });
+            let h = Emulator::start(cfg)
+                .await
+                .map_err(|e| InteropError::Network(e.to_string()))?;
+            return Ok(Network::Emulated(h));
         }
         if plan.emulated_paths == 0 {
             return Ok(Network::Direct);
