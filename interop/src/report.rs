@@ -12,6 +12,7 @@
 //! | `cipher=NAME` | negotiated cipher suite (e.g. `TLS_CHACHA20_POLY1305_SHA256`) |
 //! | `cid_rotations=N` | client: rounds of connection-ID rotation it made |
 //! | `retired_cids=N` | RETIRE_CONNECTION_ID + PATH_RETIRE_CONNECTION_ID frames received |
+//! | `download_ms=N` | client: milliseconds from the endpoint's start to its last downloaded byte (handshake and path opening included, closing not) |
 //! | `peer_backup=yes\|no` | the peer marked a path backup (PATH_STATUS_BACKUP received) |
 //! | `path=N sent=B received=B abandoned=yes\|no backup=yes\|no` | UDP payload bytes per path, final state |
 

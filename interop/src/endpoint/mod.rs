@@ -34,6 +34,9 @@ pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
 /// How often the control loop looks at progress and paths.
 const TICK: Duration = Duration::from_millis(5);
 
+/// When the endpoint started ([`Builtin::run`]): the client reports its downloads' completion from here.
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 /// A built-in implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Builtin {
@@ -70,6 +73,7 @@ impl Builtin {
 
     /// Runs the endpoint described by `env`; returns the process exit code.
     pub async fn run(self, env: EndpointEnv) -> i32 {
+        let _ = STARTED.set(crate::clock::now());
         let Some(case) = env.case().filter(|c| self.supports(env.role, *c)) else {
             tracing::warn!(testcase = %env.testcase, "unsupported test case");
             return EXIT_UNSUPPORTED;
@@ -272,6 +276,13 @@ pub async fn drive_client<C: Conn>(conn: C, env: &EndpointEnv, case: TestCase) -
         }
     }
     let mut extra = Vec::new();
+    if result.is_ok()
+        && let Some(start) = STARTED.get()
+    {
+        // From the endpoint's start (handshake and path opening included) to the last byte written, before the
+        // connection closes and drains.
+        extra.push(("download_ms", start.elapsed().as_millis().to_string()));
+    }
     if case == TestCase::MpCidRotation {
         extra.push(("cid_rotations", actions.rotations.to_string()));
     }

@@ -6,7 +6,8 @@
 //! its second path from 127.0.0.2 to the second emulated front), with the paths given on the command line
 //! instead of the case's own network and without the case's behaviour checks. The pairs run interleaved (run 1
 //! of every pair, then run 2, ...) so that a machine's slow minute hurts all of them alike. The time is the
-//! client process's life: start-up, handshake, the download, exit. What the server reports per path (UDP bytes
+//! client's `download_ms` (from its start to the last byte written: handshake, path opening and download,
+//! not the closing and draining), or the client process's life for an implementation that does not report it. What the server reports per path (UDP bytes
 //! sent) shows how each sender split the data.
 
 use std::collections::BTreeMap;
@@ -51,7 +52,8 @@ pub struct BenchRun {
     /// Outcome (files compared; no behaviour checks).
     #[serde(flatten)]
     pub outcome: Outcome,
-    /// Client process life in seconds.
+    /// Time to complete in seconds: the client's `download_ms` (its start to its last byte; the built-ins
+    /// report it), else its process life.
     pub seconds: f64,
     /// UDP payload bytes the server reported sending, per path ID (empty if it reported none).
     pub server_sent: BTreeMap<u64, u64>,
@@ -104,12 +106,17 @@ pub async fn run_bench(cfg: &BenchConfig) -> Result<Vec<BenchRun>, InteropError>
                 .iter()
                 .filter_map(|(id, f)| Some((*id, f.get("sent")?.parse().ok()?)))
                 .collect();
+            // The client's own completion time when it reports one, else its process life.
+            let seconds = m
+                .client
+                .number("download_ms")
+                .map_or(m.client_time.as_secs_f64(), |ms| ms as f64 / 1000.0);
             let r = BenchRun {
                 client: c.clone(),
                 server: s.clone(),
                 run: k,
                 outcome: m.outcome,
-                seconds: m.client_time.as_secs_f64(),
+                seconds,
                 server_sent,
             };
             eprintln!(

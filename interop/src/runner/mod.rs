@@ -237,6 +237,8 @@ pub struct Measured {
     pub outcome: Outcome,
     /// From the client's start to its exit (process start, handshake and every download).
     pub client_time: Duration,
+    /// What the client reported (`interop:` lines).
+    pub client: Report,
     /// What the server reported (`interop:` lines).
     pub server: Report,
     /// What the network counted.
@@ -265,6 +267,7 @@ async fn run_inner(
     let mut measured = Measured {
         outcome: Outcome::Unsupported,
         client_time: Duration::ZERO,
+        client: Report::default(),
         server: Report::default(),
         net: network::NetStats::default(),
     };
@@ -401,6 +404,7 @@ async fn run_inner(
         }))
         .unwrap_or_default(),
     );
+    measured.client = client_report.clone();
     measured.server = server_report.clone();
     measured.net = netstats.clone();
     let Some(status) = status else {
