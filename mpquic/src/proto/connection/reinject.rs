@@ -12,18 +12,23 @@
 //! * **penalisation**: the path that held it has its congestion window reduced, at most once per its RTT,
 //!   so that it carries less of what comes next.
 //!
-//! Here a hole is the lowest unacknowledged range of a sending stream with data acknowledged above it. It is
-//! re-sent once (every byte at most once by this mechanism) when
+//! Here a hole is an unacknowledged range of a sending stream with data acknowledged above it; the holes are
+//! re-sent lowest first, each once (every byte at most once by this mechanism), when
 //! * (a) the sender is held by the peer's flow control (MAX_DATA or the stream's MAX_STREAM_DATA) while
 //!   data waits — Linux's trigger; or
-//! * (b) the bytes acknowledged above the hole reach [`ReinjectionConfig::ack_threshold`] — the hole holds
+//! * (b) the bytes acknowledged above the stream's lowest unacknowledged offset reach
+//!   [`ReinjectionConfig::ack_threshold`] — the hole holds
 //!   the send buffer even while flow control does not bind yet (a peer with a large window).
 //!
-//! Only with two or more usable paths (validated, not abandoned, not backup, not potentially failed), and
-//! only onto a path faster than the holder (lower smoothed RTT). The repeated bytes go out before new data,
-//! like lost data; the stream receiver drops what it already has (RFC 9000 §2.2: "the same data MAY be sent
-//! again"), so nothing is lost by sending twice. Mechanism is connection-level: it works under every
-//! scheduler, which keeps choosing the paths of everything else.
+//! Only with two or more usable paths (validated, not abandoned, not backup, not potentially failed), only
+//! onto a path faster than the holder (lower smoothed RTT), and only when the copy helps: it is expected back
+//! before the original, or the original is overdue (older than its path's probe timeout; a packet that only
+//! waits its path's normal round trip is left alone). The repeated bytes go out before new data,
+//! like lost data; the stream receiver drops what it already has (RFC 9000 §2.2: "Data that has already been
+//! received can be discarded"), so nothing is lost by sending twice. The mechanism is connection-level: it
+//! works under every scheduler, which keeps choosing the paths of everything else.
+//!
+//! `docs/reinjection.md` has the measurements and the choice of the default threshold.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
