@@ -630,4 +630,48 @@ mod tests {
         assert_eq!(s.buffered(), 0);
         assert_eq!(s.write(Bytes::from_static(b"x")), Ok(1));
     }
+
+    #[test]
+    fn holes_are_resent_lowest_first_and_once() {
+        // Ten 100-byte frames; frames 1 and 3 are still out when 0, 2 and 4..=9 are acknowledged.
+        let mut s = SendStream::new(10_000, 10_000);
+        s.write(Bytes::from(vec![7u8; 1000])).unwrap();
+        let frames: Vec<_> = (0..10)
+            .map(|i| {
+                let max = header_len(id(), i * 100, Some(100)) + 100;
+                s.poll_frame(id(), max, 10_000).unwrap().0.record()
+            })
+            .collect();
+        assert!(frames.iter().all(|f| f.len == 100));
+        for i in [0usize, 2, 4, 5, 6, 7, 8, 9] {
+            s.on_ack(frames[i].offset, frames[i].len, frames[i].fin);
+        }
+        let p = s.progress();
+        // Bytes 0..100 acknowledged in order; 200..300 and 400..1000 above the lowest hole 100..200.
+        assert_eq!((p.acked_prefix, p.sent_end, p.acked_above), (100, 1000, 700));
+        assert_eq!(p.acked_above, s.acked.total());
+        assert_eq!(p.next_hole, Some((100, 200)));
+        assert_eq!(s.reinject(), Some((100..200, 100)));
+        assert_eq!(s.progress().next_hole, Some((300, 400)));
+        assert_eq!(s.reinject(), Some((300..400, 100)));
+        // Each hole once.
+        assert_eq!(s.progress().next_hole, None);
+        assert_eq!(s.reinject(), None);
+        // The copies go out before new data, as one frame each.
+        let a = s.poll_frame(id(), 1000, 10_000).unwrap().0;
+        assert_eq!((a.offset, a.len()), (100, 100));
+        assert!(s.retransmit_overlaps(300..400));
+        let b = s.poll_frame(id(), 1000, 10_000).unwrap().0;
+        assert_eq!((b.offset, b.len()), (300, 100));
+        assert!(!s.retransmit_overlaps(100..400));
+        // The original of 100..200 is acknowledged: the prefix moves to the next hole, the count follows.
+        s.on_ack(100, 100, false);
+        let p = s.progress();
+        assert_eq!((p.acked_prefix, p.acked_above), (300, 600));
+        assert_eq!(p.acked_above, s.acked.total());
+        s.on_ack(300, 100, false);
+        let p = s.progress();
+        assert_eq!((p.acked_prefix, p.acked_above, p.next_hole), (1000, 0, None));
+        assert!(!p.has_hole());
+    }
 }
