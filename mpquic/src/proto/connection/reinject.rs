@@ -186,9 +186,8 @@ pub(super) fn trigger(
     threshold: u64,
     on_flow_control: bool,
 ) -> Option<Trigger> {
-    if p.next_hole.is_none() {
-        return None;
-    }
+    // Nothing left to re-send: no hole above what was already re-sent.
+    p.next_hole?;
     if on_flow_control && p.has_unsent && (p.credit_blocked || conn_blocked) {
         return Some(Trigger::FlowControl);
     }
