@@ -143,6 +143,9 @@ pub(super) struct ReinjectState {
     pending: Option<Pending>,
     /// When each path was last penalised.
     penalised_at: BTreeMap<PathId, Instant>,
+    /// A due hole whose original is on time: (stream, hole start, when it becomes overdue). It is not looked
+    /// at again before then (finding its packet scans the holder's outstanding packets).
+    on_time: Option<(StreamId, u64, Instant)>,
     /// The counters.
     pub(super) stats: ReinjectionStats,
 }
@@ -318,6 +321,13 @@ impl Connection {
             return ReinjectPlan::Scheduler;
         };
         let first = progress.next_hole.map_or(progress.acked_prefix, |h| h.0);
+        if self
+            .reinject
+            .on_time
+            .is_some_and(|(s, at, until)| s == id && at == first && now < until)
+        {
+            return ReinjectPlan::Scheduler;
+        }
         let found = self.hole_holder(id, first);
         let holder = found.map(|(p, _)| p);
         let Target::Now(target) = self.reinject_target(holder, now) else {
@@ -326,7 +336,12 @@ impl Connection {
         };
         if let Some((h, sent)) = found {
             if !self.copy_helps(h, sent, target, now) {
-                // The original is on its way and should arrive first: look again at the next packet.
+                // The original is on its way and should arrive first: look again once it is overdue.
+                let until = self
+                    .paths
+                    .get(&h)
+                    .map_or(now, |x| sent + x.recovery.pto(SpaceId::Data));
+                self.reinject.on_time = Some((id, first, until));
                 return ReinjectPlan::Scheduler;
             }
         }
