@@ -228,7 +228,7 @@ impl Streams {
             ss.want_writable = false;
             self.events.push_back(StreamEvent::Writable { id: rec.id });
         }
-        if ss.progress().has_hole() {
+        if ss.has_hole() {
             self.holey.insert(rec.id);
         } else if !self.holey.is_empty() {
             self.holey.remove(&rec.id);

@@ -262,6 +262,12 @@ impl SendStream {
         }
     }
 
+    /// Whether data above the lowest unacknowledged offset was acknowledged (a hole): one comparison, for
+    /// every acknowledgement.
+    pub(crate) fn has_hole(&self) -> bool {
+        self.acked_bytes > 0
+    }
+
     /// Where sending stands (see [`SendProgress`]).
     pub(crate) fn progress(&self) -> SendProgress {
         let reinjected_to = self.reinjected_to.max(self.base);
