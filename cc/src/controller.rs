@@ -48,6 +48,22 @@ pub trait CongestionController: Send + fmt::Debug {
     /// Packets were declared lost, or the peer reported new ECN-CE marks.
     fn on_congestion(&mut self, ev: &CongestionEvent);
 
+    /// The connection penalises `path`: a packet it carries holds back data that other paths already
+    /// delivered (opportunistic retransmission re-sent it elsewhere), so the path should send less. Linux
+    /// MPTCP halves the path's window (Raiciu et al., "How Hard Can It Be? Designing and Implementing a
+    /// Deployable Multipath TCP", NSDI 2012, §4.2); the connection calls this at most once per smoothed RTT of
+    /// the path. `ev` describes the penalty as a congestion signal without loss (`lost_bytes` 0, `ecn` false,
+    /// `sent_time` = `now`, so it opens a new recovery period) whose `bytes_in_flight` is at most half the
+    /// path's window (so that a controller sizing its window from what is in flight, as BBR's packet
+    /// conservation does, also lands near half).
+    ///
+    /// The default treats it as that congestion event ([`CongestionController::on_congestion`]): every
+    /// algorithm reduces the path's window by its own decrease rule (NewReno halves, CUBIC multiplies by 0.7,
+    /// BBR conserves what is in flight), and a coupled algorithm updates its shared state as for any loss.
+    fn on_penalize(&mut self, ev: &CongestionEvent) {
+        self.on_congestion(ev)
+    }
+
     /// The congestion window of `path` in bytes (0 for an unknown path).
     fn window(&self, path: PathId) -> u64;
 
@@ -92,6 +108,9 @@ impl CongestionController for Box<dyn CongestionController> {
     }
     fn on_congestion(&mut self, ev: &CongestionEvent) {
         (**self).on_congestion(ev)
+    }
+    fn on_penalize(&mut self, ev: &CongestionEvent) {
+        (**self).on_penalize(ev)
     }
     fn window(&self, path: PathId) -> u64 {
         (**self).window(path)

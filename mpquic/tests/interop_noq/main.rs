@@ -52,6 +52,7 @@ mod common;
 mod more_cases;
 mod mp_peer;
 mod noq_peer;
+mod reinjection;
 mod world;
 
 use std::collections::HashMap;

@@ -44,10 +44,13 @@ impl MpPeer {
         addrs: Vec<SocketAddr>,
         server: SocketAddr,
         c: &common::Certs,
+        tweak: &dyn Fn(&mut mpc::TransportConfig),
     ) -> MpPeer {
+        let mut transport = mp_transport();
+        tweak(&mut transport);
         let cfg = mpc::ClientConfig {
             tls: rustls_client(c),
-            transport: mp_transport(),
+            transport,
         };
         let mut ep = mpe::Endpoint::new(mpe::EndpointConfig { seed, cid_len: 8 }, None);
         let (h, conn) = ep.connect(now, &cfg, server, "localhost").unwrap();
@@ -56,10 +59,17 @@ impl MpPeer {
         MpPeer::new(ep, conns, addrs)
     }
 
-    pub(crate) fn server(seed: u64, addrs: Vec<SocketAddr>, c: &common::Certs) -> MpPeer {
+    pub(crate) fn server(
+        seed: u64,
+        addrs: Vec<SocketAddr>,
+        c: &common::Certs,
+        tweak: &dyn Fn(&mut mpc::TransportConfig),
+    ) -> MpPeer {
+        let mut transport = mp_transport();
+        tweak(&mut transport);
         let cfg = mpc::ServerConfig {
             tls: rustls_server(c),
-            transport: mp_transport(),
+            transport,
         };
         let ep = mpe::Endpoint::new(mpe::EndpointConfig { seed, cid_len: 8 }, Some(Arc::new(cfg)));
         MpPeer::new(ep, HashMap::new(), addrs)

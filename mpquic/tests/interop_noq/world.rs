@@ -27,6 +27,18 @@ pub(crate) struct World {
     pub(crate) nat: HashMap<SocketAddr, SocketAddr>,
     /// A side closed the connection on purpose: closes no longer fail the test.
     pub(crate) closing: bool,
+    /// The client's receiver reads its second socket only when the first is empty: a datagram addressed to
+    /// `CLIENT2` is delivered only once no datagram addressed to `CLIENT` is on the link (sent and not yet
+    /// delivered). Models a peer that polls its sockets in order and is kept busy by the first one.
+    pub(crate) second_socket_waits: bool,
+    /// A bottleneck in front of every destination address: bytes per second (`None`: no rate limit) and the
+    /// longest queueing delay it accepts (drop-tail beyond).
+    pub(crate) rate: Option<(u64, Duration)>,
+    /// When each destination's bottleneck is free again.
+    pub(crate) busy_until: HashMap<SocketAddr, Instant>,
+    /// Times a due datagram to `CLIENT2` was held back by [`World::second_socket_waits`] (a datagram held
+    /// over several steps counts once per step).
+    pub(crate) held: u64,
 }
 
 impl World {
@@ -36,6 +48,16 @@ impl World {
 
     /// A world whose noq endpoint's transport settings are adjusted by `tweak`.
     pub(crate) fn with_noq(role: Role, seed: u64, tweak: fn(&mut noq_proto::TransportConfig)) -> World {
+        World::with_tweaks(role, seed, tweak, &|_| {})
+    }
+
+    /// A world whose noq endpoint's transport settings are adjusted by `tweak` and mpquic's by `mp_tweak`.
+    pub(crate) fn with_tweaks(
+        role: Role,
+        seed: u64,
+        tweak: fn(&mut noq_proto::TransportConfig),
+        mp_tweak: &dyn Fn(&mut mpc::TransportConfig),
+    ) -> World {
         init_tracing();
         #[allow(clippy::disallowed_methods)] // virtual time starts at an arbitrary instant
         let now = Instant::now();
@@ -44,12 +66,19 @@ impl World {
         let server_addrs = vec![addr(SERVER)];
         let (client, server): (Box<dyn Peer>, Box<dyn Peer>) = match role {
             Role::MpClient => (
-                Box::new(MpPeer::client(now, seed, client_addrs, addr(SERVER), &c)),
+                Box::new(MpPeer::client(
+                    now,
+                    seed,
+                    client_addrs,
+                    addr(SERVER),
+                    &c,
+                    mp_tweak,
+                )),
                 Box::new(NoqPeer::server(seed ^ 0x5555, server_addrs, &c, tweak)),
             ),
             Role::NoqClient => (
                 Box::new(NoqPeer::client(now, seed, client_addrs, addr(SERVER), &c, tweak)),
-                Box::new(MpPeer::server(seed ^ 0x5555, server_addrs, &c)),
+                Box::new(MpPeer::server(seed ^ 0x5555, server_addrs, &c, mp_tweak)),
             ),
         };
         World {
@@ -65,6 +94,10 @@ impl World {
             sent: HashMap::new(),
             nat: HashMap::new(),
             closing: false,
+            second_socket_waits: false,
+            rate: None,
+            busy_until: HashMap::new(),
+            held: 0,
         }
     }
 
@@ -118,7 +151,22 @@ impl World {
             if self.blackholed.contains(&d.to) || self.lose() {
                 continue;
             }
-            d.at = self.now + self.delay;
+            let mut depart = self.now;
+            if let Some((rate, max_queue)) = self.rate {
+                let free = self
+                    .busy_until
+                    .get(&d.to)
+                    .copied()
+                    .unwrap_or(self.now)
+                    .max(self.now);
+                if free - self.now > max_queue {
+                    continue; // drop-tail
+                }
+                let tx = Duration::from_nanos(d.data.len() as u64 * 1_000_000_000 / rate.max(1));
+                depart = free + tx;
+                self.busy_until.insert(d.to, depart);
+            }
+            d.at = depart + self.delay;
             self.link.push(d);
         }
         self.client.poll_events();
@@ -161,9 +209,36 @@ impl World {
         if self.server.timeout().is_some_and(|t| t <= now) {
             self.server.on_timeout(now);
         }
-        let (due, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.link)
+        let (due, mut rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.link)
             .into_iter()
             .partition(|d| d.at <= now);
+        let due = if self.second_socket_waits {
+            // The first socket is read first and the second only when the first has nothing: while a datagram
+            // to `CLIENT` is still on its way, the ones to `CLIENT2` wait (a receiver kept busy by a steady
+            // flow on its first socket); they are read when the last one to `CLIENT` has arrived.
+            let first = addr(CLIENT);
+            let second = addr(CLIENT2);
+            let first_busy = rest.iter().any(|d| d.to == first);
+            if first_busy {
+                let (wait, go): (Vec<_>, Vec<_>) = due.into_iter().partition(|d| d.to == second);
+                self.held += wait.len() as u64;
+                for mut d in wait {
+                    // Due again as soon as the first socket's queue drains (the next event).
+                    d.at = rest
+                        .iter()
+                        .filter(|r| r.to == first)
+                        .map(|r| r.at)
+                        .min()
+                        .unwrap_or(now);
+                    rest.push(d);
+                }
+                go
+            } else {
+                due
+            }
+        } else {
+            due
+        };
         self.link = rest;
         for mut d in due {
             // Only the current NAT mappings translate back; datagrams to an old mapping are lost.

@@ -261,14 +261,19 @@ pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
 /// flow with several paths multipath with room for twice as many path IDs (abandoned paths are re-opened
 /// under new IDs; each abandoned ID lets the peer raise the limit by one). A flow's `receiver` section
 /// replaces the windows and their policy ([`streams_config`]).
-fn transport_config(
-    cc: &str,
-    sched: &str,
-    paths: usize,
-    receiver: Option<&ReceiverSpec>,
-    idle: Duration,
-) -> TransportConfig {
+fn transport_config(spec: &crate::scenario::FlowSpec, paths: usize, idle: Duration) -> TransportConfig {
+    let (cc, sched, receiver) = (&spec.cc, &spec.sched, spec.receiver.as_ref());
     TransportConfig {
+        // Pinned, not mpquic's defaults, so that results do not move with them: opportunistic retransmission
+        // only when the flow asks (`reinjection = true`), PATH_ACKs on the flow's `ack_path`.
+        reinjection: mpquic::proto::connection::ReinjectionConfig {
+            enabled: spec.reinjection,
+            ..Default::default()
+        },
+        ack_path: match spec.ack_path {
+            crate::scenario::AckPath::SamePath => mpquic::proto::connection::AckPathPolicy::SamePath,
+            crate::scenario::AckPath::LowestRtt => mpquic::proto::connection::AckPathPolicy::LowestRtt,
+        },
         max_idle_timeout: idle,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),
@@ -359,13 +364,7 @@ impl Engine {
             // Paths reached by migration are the first path moved elsewhere: they do not count towards
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
-            let config = transport_config(
-                &spec.cc,
-                &spec.sched,
-                opened,
-                spec.receiver.as_ref(),
-                scenario.scenario.idle_timeout,
-            );
+            let config = transport_config(spec, opened, scenario.scenario.idle_timeout);
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));

@@ -13,6 +13,9 @@
 //! cc = "olia"             # congestion controller, by registry name (mpquic-cc), parameters allowed
 //! sched = "minrtt"        # scheduler, by registry name (mpquic-sched); default "minrtt"
 //! direction = "upload"   # who sends the data: "upload" (the client, default) or "download" (the server)
+//! reinjection = false     # opportunistic retransmission and penalisation (mpquic's default is on; the
+//!                         # simulator keeps it off unless asked, so that earlier results stay as they were)
+//! ack_path = "same_path"  # where PATH_ACKs travel: "same_path" (default) or "lowest_rtt"
 //! paths = [
 //!   { route = ["wifi", "core"] },
 //!   { route = ["lte", "core"], reverse = ["core", "lte"], start = "5s", stop = "20s" },
@@ -87,6 +90,28 @@ impl TransferDirection {
     }
 }
 
+/// Where a flow's endpoints send the PATH_ACKs of each path (`TransportConfig::ack_path` of mpquic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AckPath {
+    /// On the path being acknowledged (mpquic's default).
+    #[default]
+    SamePath,
+    /// On the validated path with the lowest smoothed RTT.
+    LowestRtt,
+}
+
+impl AckPath {
+    /// Whether the default (`same_path`), for `skip_serializing_if`.
+    pub fn is_default(&self) -> bool {
+        *self == AckPath::SamePath
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// A flow, one entry of the `flows` array.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +146,13 @@ pub struct FlowSpec {
     /// Which end sends the data (default: the client, `upload`).
     #[serde(default, skip_serializing_if = "TransferDirection::is_upload")]
     pub direction: TransferDirection,
+    /// Opportunistic retransmission and penalisation (`TransportConfig::reinjection`), default off in the
+    /// simulator (mpquic's own default is on).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reinjection: bool,
+    /// Where PATH_ACKs travel (default `same_path`).
+    #[serde(default, skip_serializing_if = "AckPath::is_default")]
+    pub ack_path: AckPath,
     /// The paths, at least one; the first is the one the connection starts on.
     pub paths: Vec<PathSpec>,
     /// The receiving application: window policy and sizes, reading rate (default: the simulator's

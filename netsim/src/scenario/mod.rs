@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ScenarioError;
 pub use event::{EventAction, EventDirection, EventSpec};
-pub use flow::{FlowKind, FlowSpec, PathSpec, TransferDirection};
+pub use flow::{AckPath, FlowKind, FlowSpec, PathSpec, TransferDirection};
 pub use link::{Direction, LinkOverride, LinkSpec};
 pub use node::{InterfaceSpec, NodeSpec};
 pub use sweep::{SweepRun, SweepSpec};

@@ -5,9 +5,11 @@
 //! can send, pick the lowest `srtt`; if it has no window room the next-lowest is taken, which the "can send" filter
 //! does. Ties go to the lowest path ID.
 //!
-//! Not implemented: the optional receive-window add-ons (opportunistic retransmission and slow-path
-//! penalisation, Linux MPTCP's default scheduler): they need a capability to re-inject data and to write to the
-//! controller.
+//! Linux MPTCP's receive-window add-ons to this scheduler (opportunistic retransmission and slow-path
+//! penalisation; Raiciu et al., "How Hard Can It Be? Designing and Implementing a Deployable Multipath TCP",
+//! NSDI 2012, §4.2) are not part of it here: the mpquic connection implements them for every scheduler (its
+//! `reinjection` transport setting), since they re-send data and write to the congestion controller, which
+//! a scheduler cannot.
 
 use std::time::Instant;
 

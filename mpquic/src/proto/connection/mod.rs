@@ -32,6 +32,7 @@ mod paths;
 mod probes;
 mod qlog;
 mod recv;
+mod reinject;
 mod retry;
 mod scheduling;
 mod send;
@@ -58,6 +59,10 @@ pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
 pub use multipath::ClosePathError;
+pub use reinject::{
+    AUTO_THRESHOLD_DIVISOR, MAX_ACK_THRESHOLD, MIN_ACK_THRESHOLD, ReinjectionConfig, ReinjectionConfigError,
+    ReinjectionStats,
+};
 pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
@@ -167,6 +172,8 @@ pub struct ConnectionStats {
     pub key_updates: u64,
     /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay of received stream data.
     pub reassembly: crate::proto::streams::ReassemblyStats,
+    /// Opportunistic retransmission and penalisation ([`TransportConfig::reinjection`]).
+    pub reinjection: ReinjectionStats,
 }
 
 /// Errors of [`Connection::send_datagram`].
@@ -265,6 +272,8 @@ pub struct Connection {
     rx_migrate: bool,
     /// The qlog, if [`TransportConfig::qlog`] gave a writer (`qlog.rs`).
     qlog: Option<Box<qlog::Qlog>>,
+    /// Opportunistic retransmission and penalisation (`reinject`).
+    reinject: reinject::ReinjectState,
 }
 
 impl std::fmt::Debug for Connection {
@@ -298,6 +307,9 @@ pub enum ConnectError {
     /// A stream window setting is outside its range.
     #[error("streams: {0}")]
     Streams(#[from] crate::proto::streams::StreamsConfigError),
+    /// A reinjection setting is outside its range.
+    #[error("{0}")]
+    Reinjection(#[from] ReinjectionConfigError),
 }
 
 /// Everything a new connection is built from.
@@ -409,6 +421,7 @@ impl Connection {
         rng: Rng,
     ) -> Result<Connection, ConnectError> {
         new.config.streams.validate()?;
+        new.config.reinjection.validate()?;
         let crypto_side = match new.side {
             Side::Client => crate::proto::crypto::Side::Client,
             Side::Server => crate::proto::crypto::Side::Server,
@@ -501,6 +514,7 @@ impl Connection {
             rx_from: None,
             rx_migrate: false,
             qlog,
+            reinject: reinject::ReinjectState::default(),
             tokens: new.tokens,
             config: new.config,
         })
@@ -532,6 +546,7 @@ impl Connection {
     pub fn stats(&self) -> ConnectionStats {
         ConnectionStats {
             reassembly: self.streams.reassembly_stats(),
+            reinjection: self.reinject.stats,
             ..self.stats
         }
     }

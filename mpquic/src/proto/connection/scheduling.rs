@@ -16,6 +16,10 @@
 //! next datagram carries data on `q` without asking again, before `p`'s work if that is still due, so that
 //! neither waits for more than one datagram. A kept decision is dropped (and the scheduler asked again) only
 //! when its path can no longer send: abandoned, window or pacer closed, or no data left.
+//!
+//! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
+//! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
+//! and the kept decision, untouched, waits for the packet after it.
 
 use std::time::Instant;
 
@@ -23,6 +27,7 @@ use crate::cc::PathId;
 use crate::sched::{ConnView, Decision, PathView};
 
 use super::Connection;
+use super::reinject::ReinjectPlan;
 
 /// The connection's side of the scheduler conversation.
 #[derive(Debug, Default)]
@@ -36,6 +41,10 @@ pub(super) struct SchedState {
     /// The STREAM frames written into the packet being built repeated stream data (see
     /// [`Connection::write_data_frames`]); read and cleared when the packet is sealed.
     pub(super) packet_repeats_data: bool,
+    /// The last data decision was a hole's copy (`reinject`), not the scheduler's.
+    reinjecting: bool,
+    /// The datagram being built carries a hole's copy; read and cleared when its data packet is reported.
+    reinjection_packet: bool,
 }
 
 /// How the datagram being built uses the scheduler's decision.
@@ -52,6 +61,16 @@ impl Connection {
     /// otherwise a new answer of the scheduler (kept until carried out). `None` when no data waits or the
     /// scheduler waits.
     fn data_decision(&mut self, now: Instant) -> Option<PathId> {
+        self.sched_state.reinjecting = false;
+        self.sched_state.reinjection_packet = false;
+        match self.reinject_decision(now) {
+            ReinjectPlan::On(p) => {
+                self.sched_state.reinjecting = true;
+                return Some(p);
+            }
+            ReinjectPlan::Wait => return None,
+            ReinjectPlan::Scheduler => {}
+        }
         if let Some(d) = &self.sched_state.committed {
             let first = d.paths().first().map(|p| PathId(p.0));
             if first.is_some_and(|p| self.can_carry_data(p, now)) {
@@ -72,6 +91,11 @@ impl Connection {
     /// The kept decision is carried out by the datagram being built: for a redundant decision its other
     /// paths get copies of the packet's STREAM frames (`duplicate_on`).
     fn take_decision(&mut self) {
+        if std::mem::take(&mut self.sched_state.reinjecting) {
+            // A hole's copy: the scheduler's kept decision waits for the next packet.
+            self.sched_state.reinjection_packet = true;
+            return;
+        }
         self.sched_state.deferred = false;
         if let Some(Decision::Paths(ps)) = self.sched_state.committed.take() {
             self.duplicate_on = ps.iter().skip(1).map(|p| PathId(p.0)).collect();
@@ -163,6 +187,9 @@ impl Connection {
     pub(super) fn report_data_packet(&mut self, now: Instant, path: PathId, size: u64) {
         let mtu = self.paths.get(&path).map_or(1200, |p| u64::from(p.mtu));
         let retransmission = std::mem::take(&mut self.sched_state.packet_repeats_data);
+        if std::mem::take(&mut self.sched_state.reinjection_packet) && retransmission {
+            self.on_reinjection_packet();
+        }
         self.sched.on_sent(&crate::sched::SentInfo {
             path: crate::sched::PathId(path.0),
             bytes: size,

@@ -518,6 +518,13 @@ impl<T> PathRecovery<T> {
             .flat_map(|sp| sp.sent.outstanding_packets().map(|p| &p.frames))
     }
 
+    /// The packets of `space` still outstanding, oldest first, as (send time, frame records).
+    pub fn outstanding_sent(&self, space: SpaceId) -> impl Iterator<Item = (Instant, &T)> {
+        space_ref(&self.spaces, space)
+            .into_iter()
+            .flat_map(|sp| sp.sent.outstanding_packets().map(|p| (p.time_sent, &p.frames)))
+    }
+
     /// When the next packet of `size` bytes may leave under pacing (`None`: now). The controller's pacing
     /// rate drives the pacer; without a rate, the path is window-limited only.
     pub fn next_send_time(&self, now: Instant, size: u64, cc: &dyn CongestionController) -> Option<Instant> {

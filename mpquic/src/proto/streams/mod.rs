@@ -47,7 +47,7 @@ pub use id::{MAX_STREAM_INDEX_COUNT, StreamId};
 pub use policy::{ParseWindowPolicyError, WindowPolicy};
 pub use reassembly::ReassemblyStats;
 pub use recv::ReadError;
-pub use send::{StreamFrame, StreamFrameRecord, WriteError};
+pub use send::{SendProgress, StreamFrame, StreamFrameRecord, WriteError};
 
 use control::{PendingControl, PerStream};
 use flow::{RecvWindow, SendCredit};
@@ -362,6 +362,9 @@ pub struct Streams {
     sizing_rtt: Option<Duration>,
     /// Receiver statistics over all receiving streams.
     reassembly: Reassembly,
+    /// Sending streams with data acknowledged above their lowest unacknowledged offset (a hole), for
+    /// opportunistic retransmission (`output`).
+    holey: std::collections::BTreeSet<StreamId>,
 }
 
 impl Streams {
@@ -394,6 +397,7 @@ impl Streams {
             rtt: Duration::from_millis(333),
             sizing_rtt: None,
             reassembly: Reassembly::default(),
+            holey: std::collections::BTreeSet::new(),
         }
     }
 
@@ -800,6 +804,7 @@ impl Streams {
 
     /// Removes the sending part of `id`.
     fn remove_send(&mut self, id: StreamId) {
+        self.holey.remove(&id);
         if let Some(ss) = self.send.remove(&id) {
             if let Some(code) = ss.stop_code.filter(|_| self.max_stopped > 0) {
                 // The application may not have written since the peer's STOP_SENDING: keep the code so its

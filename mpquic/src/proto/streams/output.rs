@@ -7,7 +7,7 @@
 
 use super::control::{PerStream, StreamControlFrame};
 use super::id::{DIRS, StreamId, dir_index};
-use super::send::{StreamFrame, StreamFrameRecord};
+use super::send::{SendProgress, StreamFrame, StreamFrameRecord};
 use super::{StreamEvent, Streams};
 
 impl Streams {
@@ -228,10 +228,54 @@ impl Streams {
             ss.want_writable = false;
             self.events.push_back(StreamEvent::Writable { id: rec.id });
         }
+        if ss.has_hole() {
+            self.holey.insert(rec.id);
+        } else if !self.holey.is_empty() {
+            self.holey.remove(&rec.id);
+        }
         if ss.is_done() {
             self.events.push_back(StreamEvent::Finished { id: rec.id });
             self.remove_send(rec.id);
         }
+    }
+
+    /// Where sending on `id` stands: lowest unacknowledged offset, highest sent, acknowledged bytes above the
+    /// lowest hole (`None` for a stream without a sending part).
+    pub fn send_progress(&self, id: StreamId) -> Option<SendProgress> {
+        self.send.get(&id).map(|s| s.progress())
+    }
+
+    /// The sending streams that have a hole (data acknowledged above their lowest unacknowledged offset),
+    /// in stream ID order, with their progress. Only streams that are not reset.
+    pub fn holes(&self) -> impl Iterator<Item = (StreamId, SendProgress)> + '_ {
+        self.holey.iter().filter_map(|id| {
+            let ss = self.send.get(id)?;
+            let p = ss.progress();
+            (ss.reset.is_none() && p.has_hole()).then_some((*id, p))
+        })
+    }
+
+    /// Whether some sending stream has a hole (a cheap check before [`Streams::holes`]).
+    pub fn has_holes(&self) -> bool {
+        !self.holey.is_empty()
+    }
+
+    /// Whether the connection-level credit (the peer's MAX_DATA) is used up to less than `min` bytes.
+    pub fn conn_credit_below(&self, min: u64) -> bool {
+        self.conn_send.available() < min
+    }
+
+    /// Opportunistic retransmission: queues the lowest hole of `id` (the part not re-sent this way before) to be
+    /// sent again before new data. Returns the range and the bytes queued (see `SendStream::reinject`).
+    pub fn reinject(&mut self, id: StreamId) -> Option<(std::ops::Range<u64>, u64)> {
+        let r = self.send.get_mut(&id)?.reinject()?;
+        self.enqueue(id);
+        Some(r)
+    }
+
+    /// Whether data of `range` of `id` queued for sending again (lost or re-sent) still waits.
+    pub fn resend_waiting(&self, id: StreamId, range: std::ops::Range<u64>) -> bool {
+        self.send.get(&id).is_some_and(|s| s.retransmit_overlaps(range))
     }
 
     /// A STREAM frame was declared lost: its unacknowledged bytes are sent again, before new data.

@@ -103,6 +103,16 @@ impl RangeSet {
         self.map.clear();
     }
 
+    /// The first gap at or above `from` that has a range of the set above it (a hole), if any: O(log n).
+    pub(crate) fn hole_from(&self, from: u64) -> Option<Range<u64>> {
+        let mut pos = from;
+        if let Some((_, &e)) = self.map.range(..=pos).next_back() {
+            pos = pos.max(e);
+        }
+        let (&s, _) = self.map.range(pos..).next()?;
+        (s > pos).then_some(pos..s)
+    }
+
     /// The parts of `r` not covered by the set, in order.
     pub(crate) fn gaps(&self, r: Range<u64>) -> Vec<Range<u64>> {
         let mut out = Vec::new();

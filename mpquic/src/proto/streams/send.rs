@@ -177,6 +177,8 @@ pub(crate) struct SendStream {
     retransmit: RangeSet,
     /// Acknowledged ranges above `base`.
     acked: RangeSet,
+    /// Bytes in `acked` (kept, so that reading it costs nothing).
+    acked_bytes: u64,
     /// The application called finish: `write_offset` is the final size.
     finished: bool,
     /// The FIN has to be (re)sent.
@@ -197,6 +199,42 @@ pub(crate) struct SendStream {
     pub(crate) queued: bool,
     /// A write was refused for lack of buffer space: report when space frees up.
     pub(crate) want_writable: bool,
+    /// Opportunistic retransmission: everything below this offset was already re-sent once as a hole
+    /// (see [`SendStream::reinject`]); a hole is re-sent at most once.
+    reinjected_to: u64,
+}
+
+/// Where a stream's sending stands: what [`Streams::send_progress`](super::Streams::send_progress) reports,
+/// and what opportunistic retransmission reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SendProgress {
+    /// The lowest unacknowledged offset: everything below was acknowledged.
+    pub acked_prefix: u64,
+    /// The highest offset sent so far (exclusive).
+    pub sent_end: u64,
+    /// Bytes acknowledged above `acked_prefix` (out of order).
+    pub acked_above: u64,
+    /// The lowest hole not re-sent yet by opportunistic retransmission, as `(start, end)`: an unacknowledged
+    /// range with acknowledged data above it, at or above [`SendProgress::reinjected_to`].
+    pub next_hole: Option<(u64, u64)>,
+    /// Everything below this offset was already re-sent once by opportunistic retransmission.
+    pub reinjected_to: u64,
+    /// New data waits but the stream's own flow-control credit (MAX_STREAM_DATA) is used up.
+    pub credit_blocked: bool,
+    /// New data waits to be sent (written by the application, never sent).
+    pub has_unsent: bool,
+}
+
+impl SendProgress {
+    /// The unacknowledged span: highest offset sent minus lowest unacknowledged offset.
+    pub fn span(&self) -> u64 {
+        self.sent_end.saturating_sub(self.acked_prefix)
+    }
+
+    /// Whether the lowest unacknowledged range has acknowledged data above it (a hole).
+    pub fn has_hole(&self) -> bool {
+        self.acked_above > 0
+    }
 }
 
 impl SendStream {
@@ -209,6 +247,7 @@ impl SendStream {
             next_unsent: 0,
             retransmit: RangeSet::default(),
             acked: RangeSet::default(),
+            acked_bytes: 0,
             finished: false,
             fin_pending: false,
             fin_acked: false,
@@ -219,7 +258,55 @@ impl SendStream {
             priority: 0,
             queued: false,
             want_writable: false,
+            reinjected_to: 0,
         }
+    }
+
+    /// Whether data above the lowest unacknowledged offset was acknowledged (a hole): one comparison, for
+    /// every acknowledgement.
+    pub(crate) fn has_hole(&self) -> bool {
+        self.acked_bytes > 0
+    }
+
+    /// Where sending stands (see [`SendProgress`]).
+    pub(crate) fn progress(&self) -> SendProgress {
+        let reinjected_to = self.reinjected_to.max(self.base);
+        SendProgress {
+            acked_prefix: self.base,
+            sent_end: self.next_unsent,
+            acked_above: self.acked_bytes,
+            next_hole: self.acked.hole_from(reinjected_to).map(|r| (r.start, r.end)),
+            reinjected_to,
+            credit_blocked: self.has_unsent() && self.credit.available() == 0,
+            has_unsent: self.has_unsent(),
+        }
+    }
+
+    /// Opportunistic retransmission of the lowest hole not re-sent yet ([`SendProgress::next_hole`]): queues
+    /// its bytes that are not already queued as lost for sending again (before new data, like lost data).
+    /// Returns the hole and how many bytes were queued; `None` when there is no such hole.
+    pub(crate) fn reinject(&mut self) -> Option<(std::ops::Range<u64>, u64)> {
+        if self.reset.is_some() {
+            return None;
+        }
+        let hole = self.acked.hole_from(self.reinjected_to.max(self.base))?;
+        let hole = hole.start..hole.end.min(self.next_unsent);
+        if hole.is_empty() {
+            return None;
+        }
+        let mut queued = 0;
+        // A hole lies between acknowledged ranges: none of its bytes is acknowledged.
+        for gap in self.retransmit.gaps(hole.clone()) {
+            queued += gap.end - gap.start;
+            self.retransmit.insert(gap);
+        }
+        self.reinjected_to = hole.end;
+        Some((hole, queued))
+    }
+
+    /// Whether lost or re-sent data within `range` still waits to be sent.
+    pub(crate) fn retransmit_overlaps(&self, range: std::ops::Range<u64>) -> bool {
+        self.reset.is_none() && !self.retransmit.is_empty() && self.retransmit.gaps(range.clone()) != [range]
     }
 
     /// Bytes held in the buffer (written, not acknowledged as a prefix).
@@ -289,6 +376,7 @@ impl SendStream {
         self.base = self.write_offset;
         self.retransmit.clear();
         self.acked.clear();
+        self.acked_bytes = 0;
         self.fin_pending = false;
         true
     }
@@ -426,11 +514,15 @@ impl SendStream {
             // In-order acknowledgement, the common case: the prefix grows without touching the range set.
             end
         } else {
+            let new: u64 = self.acked.gaps(start..end).iter().map(|g| g.end - g.start).sum();
+            self.acked_bytes += new;
             self.acked.insert(start..end);
             let Some(new_base) = self.acked.end_of_range_at(self.base) else {
                 return false;
             };
             self.acked.remove_below(new_base);
+            // The range starting at `base` (all acknowledged) leaves the set.
+            self.acked_bytes = self.acked_bytes.saturating_sub(new_base - self.base);
             new_base
         };
         // Release the chunks below the new acknowledged prefix.
@@ -543,5 +635,49 @@ mod tests {
         assert!(s.on_ack(f.offset, f.len(), f.fin));
         assert_eq!(s.buffered(), 0);
         assert_eq!(s.write(Bytes::from_static(b"x")), Ok(1));
+    }
+
+    #[test]
+    fn holes_are_resent_lowest_first_and_once() {
+        // Ten 100-byte frames; frames 1 and 3 are still out when 0, 2 and 4..=9 are acknowledged.
+        let mut s = SendStream::new(10_000, 10_000);
+        s.write(Bytes::from(vec![7u8; 1000])).unwrap();
+        let frames: Vec<_> = (0..10)
+            .map(|i| {
+                let max = header_len(id(), i * 100, Some(100)) + 100;
+                s.poll_frame(id(), max, 10_000).unwrap().0.record()
+            })
+            .collect();
+        assert!(frames.iter().all(|f| f.len == 100));
+        for i in [0usize, 2, 4, 5, 6, 7, 8, 9] {
+            s.on_ack(frames[i].offset, frames[i].len, frames[i].fin);
+        }
+        let p = s.progress();
+        // Bytes 0..100 acknowledged in order; 200..300 and 400..1000 above the lowest hole 100..200.
+        assert_eq!((p.acked_prefix, p.sent_end, p.acked_above), (100, 1000, 700));
+        assert_eq!(p.acked_above, s.acked.total());
+        assert_eq!(p.next_hole, Some((100, 200)));
+        assert_eq!(s.reinject(), Some((100..200, 100)));
+        assert_eq!(s.progress().next_hole, Some((300, 400)));
+        assert_eq!(s.reinject(), Some((300..400, 100)));
+        // Each hole once.
+        assert_eq!(s.progress().next_hole, None);
+        assert_eq!(s.reinject(), None);
+        // The copies go out before new data, as one frame each.
+        let a = s.poll_frame(id(), 1000, 10_000).unwrap().0;
+        assert_eq!((a.offset, a.len()), (100, 100));
+        assert!(s.retransmit_overlaps(300..400));
+        let b = s.poll_frame(id(), 1000, 10_000).unwrap().0;
+        assert_eq!((b.offset, b.len()), (300, 100));
+        assert!(!s.retransmit_overlaps(100..400));
+        // The original of 100..200 is acknowledged: the prefix moves to the next hole, the count follows.
+        s.on_ack(100, 100, false);
+        let p = s.progress();
+        assert_eq!((p.acked_prefix, p.acked_above), (300, 600));
+        assert_eq!(p.acked_above, s.acked.total());
+        s.on_ack(300, 100, false);
+        let p = s.progress();
+        assert_eq!((p.acked_prefix, p.acked_above, p.next_hole), (1000, 0, None));
+        assert!(!p.has_hole());
     }
 }

@@ -23,6 +23,7 @@ mod probes;
 mod qlog;
 mod random;
 mod receive_windows;
+mod reinjection;
 mod reset;
 mod retry;
 mod rules;

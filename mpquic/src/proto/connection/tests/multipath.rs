@@ -313,6 +313,12 @@ fn the_handshake_path_dying_without_notice_does_not_stall_the_transfer() {
 fn server_packets_on_slow_path(policy: crate::proto::connection::AckPathPolicy, seed: u64) -> u64 {
     let transport = TransportConfig {
         ack_path: policy,
+        // No opportunistic retransmission: it would move the slow path's holes to the fast path and penalise
+        // the slow one, which this test needs busy.
+        reinjection: crate::proto::connection::ReinjectionConfig {
+            enabled: false,
+            ..Default::default()
+        },
         // Round-robin keeps data on the slow path too, and a 1 MiB send buffer paces the application
         // (with all 3 MB written at once, the fast path's window outgrows the slow path's share).
         scheduler: "roundrobin".to_owned(),

@@ -1,0 +1,186 @@
+//! Opportunistic retransmission and penalisation (`reinject`): the trigger on hand-built stream states, the
+//! configuration's ranges, and a transfer over a fast and a slow path with small flow-control windows where
+//! the slow path holds the window.
+
+use std::time::Duration;
+
+use super::harness::{Pair, SERVER, addr};
+use super::migration::transfer_with;
+use super::multipath::{CLIENT2, mp_config};
+use crate::cc::PathId;
+use crate::proto::connection::reinject::{Trigger, trigger};
+use crate::proto::connection::{
+    MAX_ACK_THRESHOLD, MIN_ACK_THRESHOLD, ReinjectionConfig, ReinjectionConfigError, TransportConfig,
+};
+use crate::proto::streams::{SendProgress, StreamsConfig, WindowPolicy};
+use crate::sched::PathStatus;
+
+/// A stream with bytes 0..1000 acknowledged, a hole 1000..2200 and `above` bytes acknowledged above it.
+fn holey(above: u64) -> SendProgress {
+    SendProgress {
+        acked_prefix: 1000,
+        sent_end: 2200 + above + 5000,
+        acked_above: above,
+        next_hole: Some((1000, 2200)),
+        reinjected_to: 1000,
+        credit_blocked: false,
+        has_unsent: true,
+    }
+}
+
+#[test]
+fn threshold_trigger_fires_at_the_threshold() {
+    let t = 1 << 20;
+    assert_eq!(trigger(&holey(t - 1), false, t, true), None);
+    assert_eq!(trigger(&holey(t), false, t, true), Some(Trigger::AckThreshold));
+    // Already re-sent: no hole left above `reinjected_to`.
+    let done = SendProgress {
+        next_hole: None,
+        reinjected_to: 2200,
+        ..holey(t)
+    };
+    assert_eq!(trigger(&done, false, t, true), None);
+    // Nothing acknowledged above the lowest unacknowledged offset: no hole.
+    let in_order = SendProgress {
+        acked_above: 0,
+        next_hole: None,
+        ..holey(0)
+    };
+    assert_eq!(trigger(&in_order, true, t, true), None);
+}
+
+#[test]
+fn flow_control_trigger_fires_below_the_threshold_when_enabled() {
+    let t = 1 << 20;
+    // Connection credit used up while data waits.
+    assert_eq!(trigger(&holey(1200), true, t, true), Some(Trigger::FlowControl));
+    // The stream's own credit used up.
+    let stream_blocked = SendProgress {
+        credit_blocked: true,
+        ..holey(1200)
+    };
+    assert_eq!(
+        trigger(&stream_blocked, false, t, true),
+        Some(Trigger::FlowControl)
+    );
+    // Disabled: only the threshold counts.
+    assert_eq!(trigger(&holey(1200), true, t, false), None);
+    // Nothing waits to be sent: flow control holds nothing back.
+    let all_sent = SendProgress {
+        has_unsent: false,
+        ..holey(1200)
+    };
+    assert_eq!(trigger(&all_sent, true, t, true), None);
+}
+
+#[test]
+fn configuration_ranges_and_default_threshold() {
+    let c = ReinjectionConfig::default();
+    assert!(c.enabled && c.penalise && c.on_flow_control && c.ack_threshold.is_none());
+    // An eighth of the default 8 MiB send buffer: 1 MiB.
+    assert_eq!(c.threshold(8 << 20), 1 << 20);
+    // Never below one packet.
+    assert_eq!(c.threshold(1000), MIN_ACK_THRESHOLD);
+    for bad in [0, MIN_ACK_THRESHOLD - 1, MAX_ACK_THRESHOLD + 1, u64::MAX] {
+        let c = ReinjectionConfig {
+            ack_threshold: Some(bad),
+            ..Default::default()
+        };
+        assert_eq!(c.validate(), Err(ReinjectionConfigError::AckThreshold(bad)));
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("reinjection.ack_threshold")
+        );
+    }
+    for good in [MIN_ACK_THRESHOLD, 1 << 20, MAX_ACK_THRESHOLD] {
+        let c = ReinjectionConfig {
+            ack_threshold: Some(good),
+            ..Default::default()
+        };
+        assert_eq!(c.validate(), Ok(()));
+        assert_eq!(c.threshold(8 << 20), good);
+    }
+}
+
+/// 64 kB windows (fixed), path 1 80 ms slower each way than path 0 (whose RTT is the harness's 20 ms).
+fn small_windows(reinjection: bool) -> TransportConfig {
+    TransportConfig {
+        streams: StreamsConfig {
+            window_policy: WindowPolicy::Fixed,
+            stream_window_bidi_local: 64_000,
+            stream_window_bidi_remote: 64_000,
+            conn_window: 64_000,
+            ..Default::default()
+        },
+        reinjection: ReinjectionConfig {
+            enabled: reinjection,
+            ..Default::default()
+        },
+        ..mp_config()
+    }
+}
+
+/// Runs a 600 kB transfer each way; returns the client's reinjection counters, the transfer's duration and
+/// path 1's smallest RTT (the slow path's base RTT).
+fn run(reinjection: bool) -> (crate::proto::connection::ReinjectionStats, Duration, Duration) {
+    let mut p = Pair::new(None, small_windows(reinjection), 60);
+    p.client_extra_addrs.push(addr(CLIENT2));
+    // Path 1 is slow from its first packet on: its minimum RTT is 20 + 2 · 80 ms.
+    p.extra_delay.insert(addr(CLIENT2), Duration::from_millis(80));
+    p.handshake();
+    p.run_for(Duration::from_millis(50));
+    let now = p.now;
+    p.client
+        .conn()
+        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
+        .unwrap();
+    let ok = p.drive_until(Duration::from_secs(3), |p| {
+        p.server.conns.len() == 1
+            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+    });
+    assert!(ok, "path 1 not validated");
+    let start = p.now;
+    transfer_with(&mut p, 600_000, 1, |_| {});
+    let elapsed = p.now - start;
+    let c = p.client.conn();
+    let min_rtt1 = c.path_stats(PathId(1)).unwrap().min_rtt;
+    (c.stats().reinjection, elapsed, min_rtt1)
+}
+
+#[test]
+fn slow_path_holes_are_resent_and_the_path_penalised_at_most_once_per_rtt() {
+    let (off, slow, _) = run(false);
+    assert_eq!(off, Default::default());
+    let (on, fast, min_rtt1) = run(true);
+    eprintln!("without: {slow:?}; with: {fast:?}, {on:?}, path 1 min RTT {min_rtt1:?}");
+    // transfer_with checked every byte both ways (SHA-256).
+    assert!(on.holes > 0 && on.bytes > 0 && on.packets > 0, "{on:?}");
+    assert!(
+        on.on_flow_control > 0,
+        "64 kB windows bind before 1 MiB is acknowledged: {on:?}"
+    );
+    // At most once per smoothed RTT of path 1, which is never below its minimum RTT (≥ 20 + 160 ms).
+    assert!(min_rtt1 >= Duration::from_millis(180), "{min_rtt1:?}");
+    let most = (fast.as_nanos() / min_rtt1.as_nanos()) as u64 + 1;
+    assert!(
+        on.penalisations >= 1 && on.penalisations <= most,
+        "{} penalisations in {fast:?} (at most {most})",
+        on.penalisations
+    );
+    // Each hole is re-sent once: never more copies than the data.
+    assert!(on.bytes < 600_000, "{on:?}");
+    // The window no longer waits for the slow path: the transfer finishes sooner.
+    assert!(fast < slow, "{fast:?} with, {slow:?} without");
+}
+
+#[test]
+fn a_single_path_never_reinjects() {
+    let mut p = Pair::new(None, small_windows(true), 61);
+    p.handshake();
+    transfer_with(&mut p, 300_000, 1, |_| {});
+    assert_eq!(p.client.conn().stats().reinjection, Default::default());
+    assert_eq!(p.server.conn().stats().reinjection, Default::default());
+}
