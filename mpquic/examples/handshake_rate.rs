@@ -100,10 +100,7 @@ fn parse_args() -> Res<Options> {
             "--conns" => o.conns = value()?.parse()?,
             "--runs" => o.runs = value()?.parse()?,
             "--in-flight" => {
-                o.in_flight = value()?
-                    .split(',')
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()?;
+                o.in_flight = value()?.split(',').map(str::parse).collect::<Result<_, _>>()?;
             }
             "--stack" => {
                 let s = value()?;
@@ -114,7 +111,9 @@ fn parse_args() -> Res<Options> {
                 o.stacks.push(stack);
             }
             "-h" | "--help" => {
-                println!("handshake_rate [--conns N] [--runs K] [--in-flight C,...] [--stack mpquic|mpquic-sp|quinn]");
+                println!(
+                    "handshake_rate [--conns N] [--runs K] [--in-flight C,...] [--stack mpquic|mpquic-sp|quinn]"
+                );
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument {other}").into()),
@@ -404,7 +403,10 @@ async fn bench(o: Options) -> Res<()> {
             }
         }
         println!();
-        println!("in flight {in_flight}: {:<27} {:>12} {:>8} {:>8}", "stack", "median", "min", "max");
+        println!(
+            "in flight {in_flight}: {:<27} {:>12} {:>8} {:>8}",
+            "stack", "median", "min", "max"
+        );
         let mut medians = Vec::new();
         for (stack, r) in &mut rates {
             r.sort_by(f64::total_cmp);
@@ -422,7 +424,11 @@ async fn bench(o: Options) -> Res<()> {
         if let Some(quinn) = get(Stack::Quinn).filter(|q| *q > 0.0) {
             for s in [Stack::Mpquic, Stack::MpquicSinglePath] {
                 if let Some(m) = get(s) {
-                    println!("in flight {in_flight}: ratio {} / quinn = {:.2}", s.name(), m / quinn);
+                    println!(
+                        "in flight {in_flight}: ratio {} / quinn = {:.2}",
+                        s.name(),
+                        m / quinn
+                    );
                 }
             }
         }

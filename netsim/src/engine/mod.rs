@@ -267,8 +267,16 @@ fn transport_config(
     paths: usize,
     receiver: Option<&ReceiverSpec>,
     idle: Duration,
+    lazy_path_cids: bool,
 ) -> TransportConfig {
     TransportConfig {
+        // Pinned: every path ID gets its connection IDs at the handshake unless the scenario asks for the
+        // library's default (`scenario.lazy_path_cids`), so the studies' numbers stay what they were.
+        unused_path_cids: if lazy_path_cids {
+            mpquic::proto::cid::DEFAULT_UNUSED_PATH_CIDS
+        } else {
+            u64::MAX
+        },
         max_idle_timeout: idle,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),
@@ -365,6 +373,7 @@ impl Engine {
                 opened,
                 spec.receiver.as_ref(),
                 scenario.scenario.idle_timeout,
+                scenario.scenario.lazy_path_cids,
             );
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
