@@ -414,7 +414,10 @@ async fn receive(shared: Arc<EndpointShared>) {
                 let stride = meta.stride.max(1);
                 for segment in data.chunks(stride) {
                     let mut segment = BytesMut::from(segment);
-                    match st.core.handle(now, local_addr, meta.addr, ecn, &mut segment) {
+                    match st
+                        .core
+                        .handle_deferred(now, local_addr, meta.addr, ecn, &mut segment)
+                    {
                         Some(DatagramEvent::Known(h)) => {
                             if let Some(c) = st.conns.get(&h) {
                                 routed.push(Routed {
@@ -440,7 +443,15 @@ async fn receive(shared: Arc<EndpointShared>) {
                                 }
                             }
                             shared.runtime.spawn(connection::drive(c.clone()));
-                            touched.push(c);
+                            // Its first datagram (the ClientHello) is processed with the others, after the
+                            // endpoint lock is released.
+                            routed.push(Routed {
+                                conn: c,
+                                local: local_addr,
+                                remote: meta.addr,
+                                ecn,
+                                data: segment,
+                            });
                         }
                         Some(DatagramEvent::Response(t, bytes)) => responses.push((t, bytes)),
                         None => {}
@@ -449,8 +460,8 @@ async fn receive(shared: Arc<EndpointShared>) {
             }
         }
         // The connections process their datagrams after the endpoint lock is released: decryption and TLS
-        // (a handshake's key exchange and signature) no longer hold up `connect`, `accept` and the routing
-        // updates other connections report. Datagrams of one connection keep their order, and consecutive ones
+        // (a handshake's key exchange and signature, a new server connection's ClientHello included) no longer
+        // hold up `connect`, `accept` and the routing updates other connections report. Datagrams of one connection keep their order, and consecutive ones
         // are processed under one lock of that connection.
         let mut routed = routed.drain(..).peekable();
         while let Some(first) = routed.next() {
