@@ -108,7 +108,8 @@ impl Default for EndpointConfig {
 pub enum DatagramEvent {
     /// For an existing connection: pass the datagram to its [`Connection::handle_datagram`].
     Known(ConnectionHandle),
-    /// A new server connection, which already processed the datagram.
+    /// A new server connection, which already processed the datagram ([`Endpoint::handle`]) or is to be given
+    /// it next ([`Endpoint::handle_deferred`]).
     NewConnection(ConnectionHandle, Box<Connection>),
     /// A stateless response to send.
     Response(Transmit, Vec<u8>),
@@ -260,7 +261,7 @@ impl Endpoint {
         Ok((handle, conn))
     }
 
-    /// Routes one received datagram.
+    /// Routes one received datagram. A [`DatagramEvent::NewConnection`] has already processed it.
     pub fn handle(
         &mut self,
         now: Instant,
@@ -268,6 +269,33 @@ impl Endpoint {
         remote: SocketAddr,
         ecn: Option<EcnCodepoint>,
         datagram: &mut [u8],
+    ) -> Option<DatagramEvent> {
+        self.route(now, local, remote, ecn, datagram, true)
+    }
+
+    /// Routes one received datagram like [`Self::handle`], except that a [`DatagramEvent::NewConnection`]
+    /// has **not** processed it yet: the caller passes it to the new connection's
+    /// [`Connection::handle_datagram_buf`] itself, before any later datagram for that connection. The
+    /// ClientHello's TLS work (key exchange, signature) then runs outside whatever lock guards the endpoint.
+    pub fn handle_deferred(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<EcnCodepoint>,
+        datagram: &mut [u8],
+    ) -> Option<DatagramEvent> {
+        self.route(now, local, remote, ecn, datagram, false)
+    }
+
+    fn route(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<EcnCodepoint>,
+        datagram: &mut [u8],
+        process_first: bool,
     ) -> Option<DatagramEvent> {
         let first = match DecodedPacket::decode(datagram, self.config.cid_len) {
             Ok(p) => p,
@@ -350,9 +378,13 @@ impl Endpoint {
             },
         )
         .ok()?;
-        conn.handle_datagram(now, local, remote, ecn, datagram);
+        if process_first {
+            conn.handle_datagram(now, local, remote, ecn, datagram);
+        }
         let handle = self.register(vec![local_cid, dcid]);
-        if conn.is_handshaking() {
+        // A connection whose first datagram is still to be processed is handshaking; one that ends its
+        // handshake (or fails) reports HandshakeCompleted or Drained.
+        if !process_first || conn.is_handshaking() {
             self.handshaking.insert(handle);
         }
         Some(DatagramEvent::NewConnection(handle, Box::new(conn)))

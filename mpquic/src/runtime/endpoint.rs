@@ -2,7 +2,8 @@
 //! routing its datagrams, and one receive task.
 //!
 //! The receive task reads batches of datagrams (GRO-coalesced ones are split at their stride), asks the core
-//! endpoint which connection each belongs to, hands it to that connection and wakes its driver. New server
+//! endpoint which connection each belongs to (under the endpoint lock), then hands each to its connection
+//! (without the endpoint lock) and flushes what the connection has to send. New server
 //! connections are queued for [`Endpoint::accept`]. The task ends when every [`Endpoint`] handle is dropped
 //! and every connection has drained.
 
@@ -339,6 +340,15 @@ fn recv_buf_size(gro_segments: usize) -> usize {
     (gro_segments * 1500).clamp(1500, 64 * 1024)
 }
 
+/// A received datagram routed to a connection, to be processed once the endpoint lock is released.
+struct Routed {
+    conn: Arc<ConnShared>,
+    local: Option<SocketAddr>,
+    remote: SocketAddr,
+    ecn: Option<crate::proto::ack_tracker::EcnCodepoint>,
+    data: BytesMut,
+}
+
 /// The receive task of an endpoint.
 async fn receive(shared: Arc<EndpointShared>) {
     let mut socket = shared.socket();
@@ -349,6 +359,7 @@ async fn receive(shared: Arc<EndpointShared>) {
         .collect();
     let mut metas = vec![quinn_udp::RecvMeta::default(); batch];
     let mut touched: Vec<Arc<ConnShared>> = Vec::new();
+    let mut routed: Vec<Routed> = Vec::new();
     let mut responses = Vec::new();
     loop {
         if shared.should_stop() {
@@ -403,13 +414,19 @@ async fn receive(shared: Arc<EndpointShared>) {
                 let stride = meta.stride.max(1);
                 for segment in data.chunks(stride) {
                     let mut segment = BytesMut::from(segment);
-                    match st.core.handle(now, local_addr, meta.addr, ecn, &mut segment) {
+                    match st
+                        .core
+                        .handle_deferred(now, local_addr, meta.addr, ecn, &mut segment)
+                    {
                         Some(DatagramEvent::Known(h)) => {
                             if let Some(c) = st.conns.get(&h) {
-                                c.lock().handle_datagram(now, local_addr, meta.addr, ecn, segment);
-                                if !touched.iter().any(|t| Arc::ptr_eq(t, c)) {
-                                    touched.push(c.clone());
-                                }
+                                routed.push(Routed {
+                                    conn: c.clone(),
+                                    local: local_addr,
+                                    remote: meta.addr,
+                                    ecn,
+                                    data: segment,
+                                });
                             }
                         }
                         Some(DatagramEvent::NewConnection(h, conn)) => {
@@ -426,7 +443,15 @@ async fn receive(shared: Arc<EndpointShared>) {
                                 }
                             }
                             shared.runtime.spawn(connection::drive(c.clone()));
-                            touched.push(c);
+                            // Its first datagram (the ClientHello) is processed with the others, after the
+                            // endpoint lock is released.
+                            routed.push(Routed {
+                                conn: c,
+                                local: local_addr,
+                                remote: meta.addr,
+                                ecn,
+                                data: segment,
+                            });
                         }
                         Some(DatagramEvent::Response(t, bytes)) => responses.push((t, bytes)),
                         None => {}
@@ -434,6 +459,25 @@ async fn receive(shared: Arc<EndpointShared>) {
                 }
             }
         }
+        // The connections process their datagrams after the endpoint lock is released: decryption and TLS
+        // (a handshake's key exchange and signature, a new server connection's ClientHello included) no longer
+        // hold up `connect`, `accept` and the routing updates other connections report. Datagrams of one connection keep their order, and consecutive ones
+        // are processed under one lock of that connection.
+        let mut routed = routed.drain(..).peekable();
+        while let Some(first) = routed.next() {
+            let conn = first.conn;
+            {
+                let mut cs = conn.lock();
+                cs.handle_datagram(now, first.local, first.remote, first.ecn, first.data);
+                while let Some(next) = routed.next_if(|r| Arc::ptr_eq(&r.conn, &conn)) {
+                    cs.handle_datagram(now, next.local, next.remote, next.ecn, next.data);
+                }
+            }
+            if !touched.iter().any(|t| Arc::ptr_eq(t, &conn)) {
+                touched.push(conn);
+            }
+        }
+        drop(routed);
         // Answer at once from this task (ACKs, and new data that the ACKs let out) rather than waking each
         // connection's driver: one task hop and one thread wake-up less per batch.
         for c in touched.drain(..) {

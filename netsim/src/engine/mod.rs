@@ -261,9 +261,21 @@ pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
 /// flow with several paths multipath with room for twice as many path IDs (abandoned paths are re-opened
 /// under new IDs; each abandoned ID lets the peer raise the limit by one). A flow's `receiver` section
 /// replaces the windows and their policy ([`streams_config`]).
-fn transport_config(spec: &crate::scenario::FlowSpec, paths: usize, idle: Duration) -> TransportConfig {
+fn transport_config(
+    spec: &crate::scenario::FlowSpec,
+    paths: usize,
+    idle: Duration,
+    lazy_path_cids: bool,
+) -> TransportConfig {
     let (cc, sched, receiver) = (&spec.cc, &spec.sched, spec.receiver.as_ref());
     TransportConfig {
+        // Pinned: every path ID gets its connection IDs at the handshake unless the scenario asks for the
+        // library's default (`scenario.lazy_path_cids`), so the studies' numbers stay what they were.
+        unused_path_cids: if lazy_path_cids {
+            mpquic::proto::cid::DEFAULT_UNUSED_PATH_CIDS
+        } else {
+            u64::MAX
+        },
         // Pinned, not mpquic's defaults, so that results do not move with them: opportunistic retransmission
         // only when the flow asks (`reinjection = true`), PATH_ACKs on the flow's `ack_path`.
         reinjection: mpquic::proto::connection::ReinjectionConfig {
@@ -364,7 +376,12 @@ impl Engine {
             // Paths reached by migration are the first path moved elsewhere: they do not count towards
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
-            let config = transport_config(spec, opened, scenario.scenario.idle_timeout);
+            let config = transport_config(
+                spec,
+                opened,
+                scenario.scenario.idle_timeout,
+                scenario.scenario.lazy_path_cids,
+            );
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));

@@ -79,6 +79,11 @@ pub struct Meta {
         skip_serializing_if = "Duration::is_zero"
     )]
     pub idle_timeout: Duration,
+    /// Multipath flows issue one connection ID per unused path ID and top a path ID up when a path uses it
+    /// (`mpquic`'s default, `TransportConfig::unused_path_cids` = 1); default `false`: every path ID gets the
+    /// full number at the handshake, as when the shipped studies were run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lazy_path_cids: bool,
 }
 
 /// Smallest non-zero `scenario.idle_timeout`.

@@ -658,3 +658,30 @@ fn regression_no_validated_path_left_sends_acks_nowhere_and_spins_the_timer() {
         f.connection_errors()
     );
 }
+
+/// `scenario.lazy_path_cids = true` (the library's default: one connection ID per unused path ID, the full
+/// number once a path on it is validated) on the two disjoint 50 Mbit/s / 10 ms paths of the first contract
+/// with CUBIC: the second path still opens and both paths carry data, with the same bound as with the
+/// connection IDs issued at the handshake (aggregate ≥ 90 % of 100 Mbit/s over 4 s, each path ≥ 40 %).
+#[test]
+fn lazy_path_cids_still_open_and_fill_both_paths() {
+    let mut s = disjoint(50_000_000, 50_000_000, 10, 4.0, "cubic", "");
+    assert!(
+        !s.scenario.lazy_path_cids,
+        "off by default: the studies keep eager issuance"
+    );
+    s.scenario.lazy_path_cids = true;
+    let out = Engine::run(s).unwrap();
+    let f = &out.result.flows[0];
+    let total = f.goodput_bps.unwrap();
+    let per_path: Vec<f64> = f.paths.iter().map(|p| p.goodput_bps.unwrap()).collect();
+    assert_eq!(per_path.len(), 2);
+    assert!(
+        total >= 0.9 * DISJOINT_RATE,
+        "aggregate {total:.0} bit/s, paths {per_path:?}"
+    );
+    assert!(
+        per_path.iter().all(|&x| x >= 0.4 * total),
+        "paths {per_path:?} of {total:.0} bit/s"
+    );
+}

@@ -2,10 +2,18 @@
 //!
 //! Each path ID has its own sequence-number space (draft-ietf-quic-multipath-21 §2: sequence numbers and
 //! Retire Prior To are per path). Path 0 starts with the handshake Source Connection ID (sequence 0) and, on
-//! a server, the preferred_address connection ID (sequence 1). After the handshake the issuer tops every live
-//! path ID up to the peer's active_connection_id_limit (per path, RFC 9000 §5.1.1 with
-//! draft-ietf-quic-multipath-21 §2), replaces connection IDs the peer retires, and can force rotation with
-//! Retire Prior To.
+//! a server, the preferred_address connection ID (sequence 1). After the handshake the issuer tops every path
+//! ID in use up to the peer's active_connection_id_limit (per path, RFC 9000 §5.1.1 with
+//! draft-ietf-quic-multipath-21 §2), gives every unused path ID fewer (one by default, the draft's minimum; see
+//! [`LocalCids::set_unused_path_cids`]) and tops a path ID up once a path uses it
+//! ([`LocalCids::mark_in_use`]), replaces connection IDs the peer retires, and can force rotation with Retire
+//! Prior To.
+//!
+//! Why few connection IDs for unused path IDs: each one costs an HMAC for its reset token, a frame, an entry
+//! in both ends' routing tables and an entry in the peer's store, and a connection offering path IDs 0–7 with
+//! four connection IDs each issued 31 at every handshake, most never used (about a sixth of the handshake's
+//! CPU time). A path ID needs one connection ID from each side to be opened; spares for migration within a
+//! path matter only once the path exists.
 //!
 //! Output: frames to send ([`LocalCids::next_pending`], idempotent: a lost frame is queued again with
 //! [`LocalCids::on_lost`] only if its connection ID is still active), and routing updates for the endpoint's
@@ -38,6 +46,10 @@ use super::{CidInfo, RoutingUpdate};
 /// How many connection IDs the issuer keeps available per path by default (fewer if the peer's
 /// active_connection_id_limit is lower).
 pub const DEFAULT_CIDS_PER_PATH: u64 = 4;
+
+/// How many connection IDs each path ID that no path uses yet gets by default (draft-ietf-quic-multipath-21
+/// §3 asks for at least one for every unused path ID up to the smaller of both maxima).
+pub const DEFAULT_UNUSED_PATH_CIDS: u64 = 1;
 
 /// At most this many path IDs get connection IDs ahead of use, whatever the negotiated maxima (a local safety
 /// net: both maxima are normally small).
@@ -107,6 +119,8 @@ struct LocalPath {
     retire_prior_to: u64,
     /// The path was abandoned: no new CIDs, frames about it ignored.
     abandoned: bool,
+    /// A path uses this path ID (path 0 always): it gets the full target, not the unused-path-ID share.
+    in_use: bool,
 }
 
 impl LocalPath {
@@ -160,6 +174,8 @@ pub struct LocalCids {
     cid_len: usize,
     key: ResetKey,
     cids_per_path: u64,
+    /// Connection IDs per path ID that no path uses yet (at most `cids_per_path`).
+    unused_path_cids: u64,
     /// The peer's active_connection_id_limit (per path), once its transport parameters are known.
     peer_limit: Option<u64>,
     multipath: bool,
@@ -197,6 +213,7 @@ impl LocalCids {
             cid_len,
             key,
             cids_per_path: DEFAULT_CIDS_PER_PATH,
+            unused_path_cids: DEFAULT_UNUSED_PATH_CIDS,
             peer_limit: None,
             multipath: false,
             paths: BTreeMap::new(),
@@ -206,6 +223,7 @@ impl LocalCids {
         };
         let token = this.key.token(&handshake_scid);
         this.insert(PathId(0), handshake_scid, token);
+        this.mark_in_use(PathId(0));
         Ok(this)
     }
 
@@ -213,6 +231,22 @@ impl LocalCids {
     /// capped by the peer's limit).
     pub fn set_cids_per_path(&mut self, n: u64) {
         self.cids_per_path = n.max(1);
+    }
+
+    /// Give every path ID that no path uses yet `n` (at least 1) connection IDs instead of
+    /// [`DEFAULT_UNUSED_PATH_CIDS`] (never more than a path in use gets). `u64::MAX` issues the full number for
+    /// every path ID up front.
+    pub fn set_unused_path_cids(&mut self, n: u64) {
+        self.unused_path_cids = n.max(1);
+    }
+
+    /// A path uses `path` (opened by us or by the peer): from now on [`Self::replenish`] tops it up to the full
+    /// number of connection IDs. Does nothing for a path ID without connection IDs (forgotten, or never
+    /// issued: a path cannot use those).
+    pub fn mark_in_use(&mut self, path: PathId) {
+        if let Some(state) = self.paths.get_mut(&path) {
+            state.in_use = true;
+        }
     }
 
     /// The configured connection-ID length.
@@ -259,14 +293,20 @@ impl LocalCids {
         self.multipath
     }
 
-    /// How many CIDs a path gets: our target, within the peer's limit.
-    fn target(&self) -> usize {
-        let limit = self.peer_limit.unwrap_or(0).min(self.cids_per_path);
+    /// How many CIDs `path` gets: our target (smaller while no path uses it), within the peer's limit.
+    fn target(&self, path: PathId) -> usize {
+        let in_use = self.paths.get(&path).is_some_and(|s| s.in_use);
+        let ours = if in_use {
+            self.cids_per_path
+        } else {
+            self.unused_path_cids.min(self.cids_per_path)
+        };
+        let limit = self.peer_limit.unwrap_or(0).min(ours);
         usize::try_from(limit).unwrap_or(usize::MAX)
     }
 
-    /// Issues connection IDs until every live path ID of `paths` (path 0 only without multipath) has the
-    /// target number. Returns how many were issued. Does nothing before the peer's transport parameters are
+    /// Issues connection IDs until every live path ID of `paths` (path 0 only without multipath) has its
+    /// target number (the full number for path IDs in use, see [`Self::mark_in_use`], fewer for the others). Returns how many were issued. Does nothing before the peer's transport parameters are
     /// known, or with zero-length connection IDs.
     ///
     /// draft-ietf-quic-multipath-21 §3: endpoints issue at least one connection ID for every unused path ID up
@@ -286,7 +326,7 @@ impl LocalCids {
         if self.cid_len == 0 || self.peer_limit.is_none() {
             return 0;
         }
-        let target = self.target();
+        let target = self.target(path);
         let mut issued = 0;
         loop {
             let state = self.paths.entry(path).or_default();

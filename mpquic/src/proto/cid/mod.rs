@@ -29,7 +29,7 @@ mod tests;
 use crate::cc::PathId;
 use crate::proto::packet::connection_id::ConnectionId;
 
-pub use local::{CidConfigError, DEFAULT_CIDS_PER_PATH, IssuedCid, LocalCids};
+pub use local::{CidConfigError, DEFAULT_CIDS_PER_PATH, DEFAULT_UNUSED_PATH_CIDS, IssuedCid, LocalCids};
 pub use path_ids::{OpenPathError, PathDisposition, PathIds};
 pub use remote::RemoteCids;
 pub use reset::ResetKey;

@@ -1,5 +1,6 @@
 //! Connection IDs of a connection, through [`crate::proto::cid`]: the ones we issue (`LocalCids`: topped up
-//! to the peer's active_connection_id_limit with NEW_CONNECTION_ID, replaced on RETIRE_CONNECTION_ID), the ones
+//! to the peer's active_connection_id_limit with NEW_CONNECTION_ID for the path IDs our paths use, one for each
+//! unused path ID, replaced on RETIRE_CONNECTION_ID), the ones
 //! the peer issued (`RemoteCids`: stored, retired on Retire Prior To, rotated on demand), and the routing
 //! updates the endpoint needs ([`EndpointEvent::NewCid`] / [`EndpointEvent::RetiredCid`]).
 
@@ -26,10 +27,18 @@ impl Connection {
         }
     }
 
-    /// Issues connection IDs up to the peer's active_connection_id_limit (once 1-RTT keys are in use).
+    /// Issues connection IDs up to the peer's active_connection_id_limit (once 1-RTT keys are in use) for the
+    /// path IDs our validated paths use, and the smaller unused-path-ID share for the others.
     pub(super) fn issue_cids(&mut self) {
         if !self.handshake_complete || self.peer_params.is_none() {
             return;
+        }
+        // A path ID is in use once a path on it is validated (not while validation may still fail: the path ID
+        // would be consumed with its spares unused).
+        for (id, p) in &self.paths {
+            if p.validated {
+                self.local_cids.mark_in_use(*id);
+            }
         }
         let rng = &mut self.rng;
         self.local_cids.replenish(&self.path_ids, &mut |b| rng.fill(b));

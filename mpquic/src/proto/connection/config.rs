@@ -59,6 +59,13 @@ pub struct TransportConfig {
     /// (quinn, any RFC 9000 stack) ignore the parameter. Advertised as at most `limits.max_paths − 1`
     /// ([`ConnectionLimits::max_paths`]).
     pub initial_max_path_id: Option<u32>,
+    /// Multipath: how many connection IDs we issue up front for each path ID that no path uses yet (1 to
+    /// 2^64 − 1, 0 is taken as 1; default [`crate::proto::cid::DEFAULT_UNUSED_PATH_CIDS`] = 1, the minimum
+    /// draft-ietf-quic-multipath-21 §3 asks for). A path ID in use gets the full number (4, within the peer's
+    /// active_connection_id_limit) once a path uses it; `u64::MAX` issues the full number for every path ID at
+    /// the handshake (the behaviour before this setting existed; each connection ID costs a reset-token HMAC, a
+    /// frame and routing-table entries at both ends).
+    pub unused_path_cids: u64,
     /// Client: validate the server's preferred address once the handshake is confirmed and move there if it
     /// answers (RFC 9000 §9.6.1, a SHOULD). Only an address of the family already in use is tried.
     pub use_preferred_address: bool,
@@ -144,6 +151,7 @@ impl Default for TransportConfig {
             disable_active_migration: false,
             preferred_address: None,
             initial_max_path_id: Some(DEFAULT_INITIAL_MAX_PATH_ID),
+            unused_path_cids: crate::proto::cid::DEFAULT_UNUSED_PATH_CIDS,
             ack_path: AckPathPolicy::default(),
             reinjection: super::ReinjectionConfig::default(),
             use_preferred_address: true,

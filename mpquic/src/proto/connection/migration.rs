@@ -185,6 +185,8 @@ impl Connection {
         }
         if freed {
             self.start_deferred_validations(now);
+            // A validated path's ID is in use: its spare connection IDs are topped up.
+            self.issue_cids();
         }
         self.on_alt_response(now, data);
     }

@@ -372,12 +372,14 @@ impl Connection {
     }
 
     fn new_local_cids(new: &NewConnection) -> Result<crate::proto::cid::LocalCids, ConnectError> {
-        Ok(crate::proto::cid::LocalCids::new(
+        let mut cids = crate::proto::cid::LocalCids::new(
             new.local_cid.len(),
             new.reset_key.clone(),
             new.local_cid,
             false,
-        )?)
+        )?;
+        cids.set_unused_path_cids(new.config.unused_path_cids);
+        Ok(cids)
     }
 
     fn local_params(new: &NewConnection) -> TransportParameters {

@@ -1,6 +1,6 @@
 //! The issuer of our connection IDs ([`LocalCids`]).
 
-use super::{TestRng, assert_err, cid, issuer, key, path_ids, retire};
+use super::{TestRng, assert_err, cid, issuer, key, lazy_issuer, path_ids, retire};
 use crate::cc::PathId;
 use crate::proto::TransportErrorCode;
 use crate::proto::cid::{CidConfigError, CidInfo, LocalCids, RoutingUpdate};
@@ -403,4 +403,53 @@ fn preissued_path_ids_are_capped_whatever_the_maxima() {
     let n = l.replenish(&paths, &mut |b| rng.fill(b));
     assert_eq!(n, 1 + 2 * (crate::proto::cid::local::MAX_PREISSUED_PATHS - 1));
     assert!(!l.has_cids(PathId(crate::proto::cid::local::MAX_PREISSUED_PATHS as u32)));
+}
+
+#[test]
+fn unused_path_ids_get_one_cid_until_a_path_uses_them() {
+    // draft-ietf-quic-multipath-21 §3: at least one connection ID for every unused path ID up to the smaller
+    // of both maxima. Path 0 is in use from the start: it gets min(peer limit 4, DEFAULT_CIDS_PER_PATH 4) = 4,
+    // i.e. 3 besides the handshake CID; path IDs 1..=7 get DEFAULT_UNUSED_PATH_CIDS = 1 each: 3 + 7 = 10
+    // (eagerly it would be 3 + 7 × 4 = 31).
+    let mut rng = TestRng(21);
+    let mut l = lazy_issuer(4, true);
+    let paths = path_ids(Side::Server, Some(7), Some(7));
+    assert_eq!(l.replenish(&paths, &mut |b| rng.fill(b)), 3 + 7);
+    assert_eq!(l.available_count(PathId(0)), 4);
+    for p in 1..=7 {
+        assert_eq!(l.available_count(PathId(p)), 1, "path {p}");
+        assert!(l.has_cids(PathId(p)), "path {p} can be opened");
+    }
+    assert_eq!(drain(&mut l).len(), 10);
+    // A path uses path ID 3: it is topped up to 4 (3 more, sequence numbers 1, 2, 3); the others stay at 1.
+    l.mark_in_use(PathId(3));
+    assert_eq!(l.replenish(&paths, &mut |b| rng.fill(b)), 3);
+    let seqs: Vec<u64> = l.active(PathId(3)).map(|(s, _)| s).collect();
+    assert_eq!(seqs, vec![0, 1, 2, 3]);
+    assert_eq!(l.available_count(PathId(4)), 1);
+    // Retiring the only CID of an unused path ID replaces it with one, not with the full number.
+    let first = l.active(PathId(5)).next().unwrap().1;
+    l.handle_retire(&retire(Some(5), 0), &cid(&[0xaa; 8]), &paths, &mut |b| {
+        rng.fill(b)
+    })
+    .unwrap();
+    assert_eq!(l.lookup(&first), None);
+    assert_eq!(l.available_count(PathId(5)), 1);
+    // A path ID without connection IDs cannot be marked (nothing to top up, no state created).
+    l.mark_in_use(PathId(9));
+    assert_eq!(l.active_count(PathId(9)), 0);
+}
+
+#[test]
+fn unused_path_share_never_exceeds_the_per_path_target() {
+    // set_unused_path_cids(6) with cids_per_path 4 and a peer limit of 8: unused path IDs get min(6, 4) = 4.
+    let mut rng = TestRng(22);
+    let mut l = lazy_issuer(8, true);
+    l.set_unused_path_cids(6);
+    let paths = path_ids(Side::Server, Some(1), Some(1));
+    assert_eq!(l.replenish(&paths, &mut |b| rng.fill(b)), 3 + 4);
+    // And 0 is taken as 1: draft-ietf-quic-multipath-21 §3 asks for at least one.
+    let mut l = lazy_issuer(8, true);
+    l.set_unused_path_cids(0);
+    assert_eq!(l.replenish(&paths, &mut |b| rng.fill(b)), 3 + 1);
 }

@@ -67,7 +67,16 @@ pub(super) fn path_ids(side: Side, local: Option<u32>, peer: Option<u32>) -> Pat
 }
 
 /// An issuer with 8-byte CIDs whose handshake SCID is 0xaa…, after the peer's parameters (limit, multipath).
+/// Every path ID gets the full number of connection IDs up front (`set_unused_path_cids(u64::MAX)`), so the
+/// per-path limits are tested on every path ID; `lazy_issuer` keeps the default share for unused path IDs.
 pub(super) fn issuer(peer_limit: u64, multipath: bool) -> LocalCids {
+    let mut l = lazy_issuer(peer_limit, multipath);
+    l.set_unused_path_cids(u64::MAX);
+    l
+}
+
+/// An issuer with the default share of connection IDs for unused path IDs.
+pub(super) fn lazy_issuer(peer_limit: u64, multipath: bool) -> LocalCids {
     let mut l = LocalCids::new(8, key(), cid(&[0xaa; 8]), multipath).unwrap();
     l.set_peer_params(peer_limit, multipath);
     l

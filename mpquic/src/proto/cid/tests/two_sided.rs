@@ -101,7 +101,15 @@ impl Pair {
 #[test]
 fn three_paths_issue_rotate_retire_over_the_codec() {
     let mut pair = Pair::new(3);
-    assert_eq!(pair.replenish(), 2 + 3 + 3);
+    // Path 0 (in use) gets the peer's limit of 3 (it has the handshake CID: 2 more); the unused path IDs 1 and
+    // 2 get the default share of 1 each.
+    assert_eq!(pair.replenish(), 2 + 1 + 1);
+    pair.settle();
+    pair.check(&[0, 1, 2]);
+    // Paths now use path IDs 1 and 2: each is topped up to 3 (2 more each).
+    pair.a_local.mark_in_use(PathId(1));
+    pair.a_local.mark_in_use(PathId(2));
+    assert_eq!(pair.replenish(), 2 + 2);
     pair.settle();
     pair.check(&[0, 1, 2]);
     assert!(pair.b_remote.has_cids(PathId(1)) && pair.b_remote.has_cids(PathId(2)));
@@ -154,7 +162,11 @@ fn abandoned_path_is_replaced_by_a_fresh_path_id_through_max_path_id() {
         };
         to.handle_max_path_id(v).unwrap();
     }
-    assert_eq!(pair.replenish(), 2, "path 3 only");
+    assert_eq!(
+        pair.replenish(),
+        1,
+        "path 3 only, one connection ID while no path uses it"
+    );
     pair.settle();
     pair.check(&[0, 2, 3]);
     assert!(!pair.b_remote.has_cids(PathId(1)));

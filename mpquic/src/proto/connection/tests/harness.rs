@@ -100,6 +100,9 @@ pub struct Pair {
     pub extra_delay: HashMap<SocketAddr, Duration>,
     /// Every datagram the client sent, when set.
     pub client_sent: Option<Vec<Vec<u8>>>,
+    /// Route with `Endpoint::handle_deferred` and feed a new connection its first datagram afterwards, as
+    /// the runtime does.
+    pub deferred_accept: bool,
 }
 
 impl Pair {
@@ -155,6 +158,7 @@ impl Pair {
             dead_sources: Vec::new(),
             extra_delay: HashMap::new(),
             client_sent: None,
+            deferred_accept: false,
         }
     }
 
@@ -264,13 +268,27 @@ impl Pair {
                 &mut self.client
             };
             let local = p.to;
-            match node.ep.handle(now, Some(local), from, p.ecn, &mut p.data) {
+            let routed = if self.deferred_accept {
+                node.ep
+                    .handle_deferred(now, Some(local), from, p.ecn, &mut p.data)
+            } else {
+                node.ep.handle(now, Some(local), from, p.ecn, &mut p.data)
+            };
+            match routed {
                 Some(DatagramEvent::Known(h)) => {
                     if let Some(c) = node.conns.get_mut(&h) {
                         c.handle_datagram(now, Some(local), from, p.ecn, &mut p.data);
                     }
                 }
-                Some(DatagramEvent::NewConnection(h, c)) => {
+                Some(DatagramEvent::NewConnection(h, mut c)) => {
+                    if self.deferred_accept {
+                        assert_eq!(
+                            c.stats().packets_received,
+                            0,
+                            "deferred: the datagram is not processed yet"
+                        );
+                        c.handle_datagram(now, Some(local), from, p.ecn, &mut p.data);
+                    }
                     node.conns.insert(h, *c);
                 }
                 Some(DatagramEvent::Response(t, data)) => {

@@ -396,3 +396,19 @@ fn redundant_copies_waiting_are_bounded() {
     let copies = c.path_stats(PathId(1)).unwrap().stream_bytes_sent;
     assert!(copies > data.len() as u64 / 2, "path 1 carried {copies} B");
 }
+
+/// `Endpoint::handle_deferred` (what the runtime uses, so that the ClientHello's TLS work runs outside the
+/// endpoint lock): the new connection comes back without having processed its Initial (the harness asserts
+/// 0 packets received, then feeds it), counts as a handshake in progress until it completes, and the
+/// handshake and a 300 kB transfer complete as with `Endpoint::handle`.
+#[test]
+fn deferred_first_datagram_completes_the_handshake_and_counts_as_in_progress() {
+    let mut p = Pair::new(None, TransportConfig::default(), 96);
+    p.deferred_accept = true;
+    let ok = p.drive_until(Duration::from_secs(5), |p| !p.server.conns.is_empty());
+    assert!(ok, "the server never created the connection");
+    assert_eq!(p.server.ep.handshakes_in_progress(), 1);
+    p.handshake();
+    assert_eq!(p.server.ep.handshakes_in_progress(), 0);
+    super::migration::transfer_with(&mut p, 300_000, 0, |_| {});
+}

@@ -168,6 +168,8 @@ fn redundant_scheduler_sends_the_data_on_both_paths() {
     let size = 600_000;
     let transport = TransportConfig {
         scheduler: "redundant".to_owned(),
+        // The thresholds below were measured with every path ID's connection IDs issued at the handshake.
+        unused_path_cids: u64::MAX,
         ..mp_config()
     };
     let mut p = two_paths_with(45, transport);
@@ -520,4 +522,29 @@ fn multipath_frames_need_negotiation_and_1rtt_packets() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn unused_path_ids_get_one_cid_and_a_validated_path_the_full_number() {
+    // mp_config offers path IDs 0..=4. After the handshake each side issued, per draft-ietf-quic-multipath-21
+    // §3, one connection ID for each unused path ID (TransportConfig::unused_path_cids = 1); path 0 has 4
+    // (DEFAULT_CIDS_PER_PATH within the default active_connection_id_limit). Once path 1 is validated both
+    // sides top it up to 4; path IDs 2..=4 keep 1.
+    let mut p = two_paths(46);
+    for name in ["client", "server"] {
+        let c = if name == "client" {
+            p.client.conn()
+        } else {
+            p.server.conn()
+        };
+        assert_eq!(c.local_cids(PathId(0)).len(), 4, "{name} path 0");
+        assert_eq!(c.local_cids(PathId(1)).len(), 4, "{name} path 1");
+        for id in 2..=4 {
+            assert_eq!(c.local_cids(PathId(id)).len(), 1, "{name} path {id}");
+        }
+    }
+    // The PATH_NEW_CONNECTION_ID frames of the top-up arrive one round trip later.
+    p.run_for(Duration::from_millis(200));
+    assert_eq!(p.client.conn().remote_cid_count(PathId(1)), 4);
+    assert_eq!(p.server.conn().remote_cid_count(PathId(1)), 4);
 }

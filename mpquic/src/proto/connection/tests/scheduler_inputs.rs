@@ -235,14 +235,18 @@ fn two_paths_with_cc(
     server_streams: StreamsConfig,
 ) -> Pair {
     let (mut cc, mut sc) = configs(None, mp_config());
+    // The packet schedules below are computed with every path ID's connection IDs issued at the handshake,
+    // so that no PATH_NEW_CONNECTION_ID frame joins the data once path 1 is open.
     cc.transport = TransportConfig {
         scheduler_factory: Some(rec.factory()),
         congestion_controller_factory: cc_factory,
         streams: big_windows(),
+        unused_path_cids: u64::MAX,
         ..mp_config()
     };
     sc.transport = TransportConfig {
         streams: server_streams,
+        unused_path_cids: u64::MAX,
         ..mp_config()
     };
     let mut p = Pair::from_configs(cc, sc, seed);

@@ -1,0 +1,453 @@
+//! Handshake rate over loopback: full handshakes (no resumption, no 0-RTT) each followed by a 1-byte echo on
+//! a bidirectional stream, for mpquic (multipath offered, its default), mpquic with multipath off, and quinn,
+//! in one process.
+//!
+//! ```text
+//! cargo run --release -p mpquic --example handshake_rate -- [--conns N] [--runs K] [--in-flight C,...] [--stack S]
+//! ```
+//!
+//! - `--conns N`: connections per measurement (default 2000).
+//! - `--runs K`: measurements per stack and concurrency (default 3); the stacks are interleaved run by run so
+//!   that drift in the machine's load affects them alike. The report gives the median.
+//! - `--in-flight C,...`: how many connections are in progress at once (default `1,64`: sequential, and 64
+//!   client tasks each opening connections one after the other).
+//! - `--stack mpquic|mpquic-sp|quinn`: only that stack (repeatable).
+//!
+//! One connection: the client connects, opens a bidirectional stream, writes one byte and finishes the stream,
+//! reads the server's echo to the end, then closes the connection. The server accepts, echoes the byte back on
+//! the same stream and finishes it, then waits for the client's close. conn/s = N / (time from the first
+//! `connect` to the last echo read). Each measurement uses a fresh client and server endpoint.
+//!
+//! Same set-up for both stacks: TLS 1.3 with TLS_AES_128_GCM_SHA256 (rustls + ring, the configurations of
+//! `mpquic::proto::crypto`), the same self-signed certificate (ECDSA P-256), and **4 MiB socket receive and
+//! send buffers**: what mpquic's runtime asks of the kernel for every socket, so quinn gets the same (quinn's
+//! own default leaves the kernel's ~208 KiB, which drops datagrams when 64 handshakes arrive at once).
+//! Everything else is each stack's default. Timings are informative only: nothing asserts on them.
+
+// A benchmark binary: it needs the wall clock.
+#![allow(clippy::disallowed_methods)]
+
+use std::error::Error;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use mpquic::proto::crypto::{CipherSuite, TlsOptions, client_config, server_config};
+use mpquic::runtime::{self as mp, TransportConfig, VarInt};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
+
+const ALPN: &[u8] = b"hsrate";
+/// The socket buffers mpquic's runtime asks for (each direction); quinn's sockets get the same.
+const SOCKET_BUFFER_BYTES: usize = 4 << 20;
+/// One measurement may not take longer than this.
+const RUN_TIMEOUT: Duration = Duration::from_secs(300);
+/// Largest accepted `--in-flight` value and `--conns` value (a typo should not exhaust memory or ports).
+const MAX_IN_FLIGHT: usize = 4096;
+const MAX_CONNS: usize = 1_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stack {
+    /// mpquic at its defaults: multipath offered.
+    Mpquic,
+    /// mpquic with multipath not offered (`initial_max_path_id: None`).
+    MpquicSinglePath,
+    /// quinn at its defaults, with 4 MiB socket buffers.
+    Quinn,
+}
+
+impl Stack {
+    const ALL: [Stack; 3] = [Stack::Mpquic, Stack::MpquicSinglePath, Stack::Quinn];
+
+    fn key(self) -> &'static str {
+        match self {
+            Stack::Mpquic => "mpquic",
+            Stack::MpquicSinglePath => "mpquic-sp",
+            Stack::Quinn => "quinn",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Stack::Mpquic => "mpquic (multipath offered)",
+            Stack::MpquicSinglePath => "mpquic (multipath off)",
+            Stack::Quinn => "quinn (4 MiB buffers)",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Options {
+    stacks: Vec<Stack>,
+    conns: usize,
+    runs: usize,
+    in_flight: Vec<usize>,
+}
+
+fn parse_args() -> Res<Options> {
+    let mut o = Options {
+        stacks: Vec::new(),
+        conns: 2000,
+        runs: 3,
+        in_flight: vec![1, 64],
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--conns" => o.conns = value()?.parse()?,
+            "--runs" => o.runs = value()?.parse()?,
+            "--in-flight" => {
+                o.in_flight = value()?.split(',').map(str::parse).collect::<Result<_, _>>()?;
+            }
+            "--stack" => {
+                let s = value()?;
+                let stack = Stack::ALL
+                    .into_iter()
+                    .find(|q| q.key() == s)
+                    .ok_or_else(|| format!("--stack: one of mpquic, mpquic-sp, quinn, not {s}"))?;
+                o.stacks.push(stack);
+            }
+            "-h" | "--help" => {
+                println!(
+                    "handshake_rate [--conns N] [--runs K] [--in-flight C,...] [--stack mpquic|mpquic-sp|quinn]"
+                );
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    if o.stacks.is_empty() {
+        o.stacks = Stack::ALL.to_vec();
+    }
+    if !(1..=MAX_CONNS).contains(&o.conns) {
+        return Err(format!("--conns must be in 1..={MAX_CONNS}, not {}", o.conns).into());
+    }
+    if o.runs == 0 {
+        return Err("--runs must be positive".into());
+    }
+    if o.in_flight.is_empty() || o.in_flight.iter().any(|&c| !(1..=MAX_IN_FLIGHT).contains(&c)) {
+        return Err(format!("--in-flight values must be in 1..={MAX_IN_FLIGHT}").into());
+    }
+    Ok(o)
+}
+
+// ----- configuration shared by both stacks -----
+
+struct Certs {
+    cert: CertificateDer<'static>,
+    key: PrivatePkcs8KeyDer<'static>,
+}
+
+fn certs() -> Res<Certs> {
+    let c = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
+    Ok(Certs {
+        cert: c.cert.der().clone(),
+        key: PrivatePkcs8KeyDer::from(c.signing_key.serialize_der()),
+    })
+}
+
+fn tls_options() -> TlsOptions {
+    TlsOptions {
+        alpn_protocols: vec![ALPN.to_vec()],
+        cipher_suites: vec![CipherSuite::Aes128Gcm],
+        early_data: false,
+    }
+}
+
+fn rustls_server(c: &Certs) -> Res<Arc<rustls::ServerConfig>> {
+    Ok(server_config(
+        vec![c.cert.clone()],
+        PrivateKeyDer::Pkcs8(c.key.clone_key()),
+        &tls_options(),
+    )?)
+}
+
+fn rustls_client(c: &Certs) -> Res<Arc<rustls::ClientConfig>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(c.cert.clone())?;
+    Ok(client_config(roots, &tls_options())?)
+}
+
+fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+fn mp_transport(stack: Stack) -> TransportConfig {
+    let mut t = TransportConfig::default();
+    if stack == Stack::MpquicSinglePath {
+        t.initial_max_path_id = None;
+    }
+    t
+}
+
+fn mp_endpoints(c: &Certs, stack: Stack) -> Res<(mp::Endpoint, mp::Endpoint)> {
+    let server = mp::Endpoint::server(
+        mp::ServerConfig {
+            tls: rustls_server(c)?,
+            transport: mp_transport(stack),
+        },
+        loopback(),
+    )?;
+    let client = mp::Endpoint::client(loopback())?;
+    client.set_default_client_config(mp::ClientConfig {
+        tls: rustls_client(c)?,
+        transport: mp_transport(stack),
+    });
+    Ok((server, client))
+}
+
+/// A loopback UDP socket with the buffers mpquic asks for (best effort, capped by net.core.{r,w}mem_max).
+fn quinn_socket() -> Res<std::net::UdpSocket> {
+    let socket = std::net::UdpSocket::bind(loopback())?;
+    let state = quinn_udp::UdpSocketState::new((&socket).into())?;
+    state.set_recv_buffer_size((&socket).into(), SOCKET_BUFFER_BYTES)?;
+    state.set_send_buffer_size((&socket).into(), SOCKET_BUFFER_BYTES)?;
+    Ok(socket)
+}
+
+fn quinn_endpoints(c: &Certs) -> Res<(quinn::Endpoint, quinn::Endpoint)> {
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(rustls_server(c)?)?;
+    let server = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        Some(quinn::ServerConfig::with_crypto(Arc::new(crypto))),
+        quinn_socket()?,
+        Arc::new(quinn::TokioRuntime),
+    )?;
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls_client(c)?)?;
+    let mut client = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        quinn_socket()?,
+        Arc::new(quinn::TokioRuntime),
+    )?;
+    client.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    Ok((server, client))
+}
+
+// ----- one connection in each stack -----
+
+/// The byte the client sends and expects back.
+const PING: u8 = 0x5a;
+
+async fn mp_serve(incoming: mp::Connecting) -> Res<()> {
+    let conn = incoming.await.map_err(|e| format!("accept: {e:?}"))?;
+    let (mut send, mut recv) = conn.accept_bi().await.map_err(|e| format!("accept_bi: {e:?}"))?;
+    let data = recv.read_to_end(16).await?;
+    send.write_all(&data).await?;
+    send.finish()?;
+    // Keep the connection until the client closes it (dropping the handle would close it first).
+    let _ = conn.closed().await;
+    Ok(())
+}
+
+async fn mp_one(client: &mp::Endpoint, server: SocketAddr) -> Res<()> {
+    let conn = client
+        .connect(server, "localhost")?
+        .await
+        .map_err(|e| format!("connect: {e:?}"))?;
+    let (mut send, mut recv) = conn.open_bi().await.map_err(|e| format!("open_bi: {e:?}"))?;
+    send.write_all(&[PING]).await?;
+    send.finish()?;
+    let echo = recv.read_to_end(16).await?;
+    if echo != [PING] {
+        return Err(format!("echo {echo:?} instead of [{PING}]").into());
+    }
+    conn.close(VarInt::from_u32(0), b"");
+    Ok(())
+}
+
+async fn quinn_serve(incoming: quinn::Incoming) -> Res<()> {
+    let conn = incoming.await?;
+    let (mut send, mut recv) = conn.accept_bi().await?;
+    let data = recv.read_to_end(16).await?;
+    send.write_all(&data).await?;
+    send.finish()?;
+    let _ = conn.closed().await;
+    Ok(())
+}
+
+async fn quinn_one(client: &quinn::Endpoint, server: SocketAddr) -> Res<()> {
+    let conn = client.connect(server, "localhost")?.await?;
+    let (mut send, mut recv) = conn.open_bi().await?;
+    send.write_all(&[PING]).await?;
+    send.finish()?;
+    let echo = recv.read_to_end(16).await?;
+    if echo != [PING] {
+        return Err(format!("echo {echo:?} instead of [{PING}]").into());
+    }
+    conn.close(quinn::VarInt::from_u32(0), b"");
+    Ok(())
+}
+
+// ----- a measurement -----
+
+/// Runs `conns` connections with `in_flight` client tasks, each opening connections one after the other while
+/// the shared count lasts. Returns the elapsed time.
+async fn drive<F, Fut>(conns: usize, in_flight: usize, one: F) -> Res<Duration>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Res<()>> + Send,
+{
+    let left = Arc::new(AtomicUsize::new(conns));
+    let start = Instant::now();
+    let mut tasks = Vec::with_capacity(in_flight);
+    for _ in 0..in_flight.min(conns) {
+        let left = left.clone();
+        let one = one.clone();
+        tasks.push(tokio::spawn(async move {
+            while left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                one().await?;
+            }
+            Res::Ok(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok(start.elapsed())
+}
+
+async fn measure(stack: Stack, c: &Certs, conns: usize, in_flight: usize) -> Res<Duration> {
+    match stack {
+        Stack::Mpquic | Stack::MpquicSinglePath => {
+            let (server, client) = mp_endpoints(c, stack)?;
+            let addr = server.local_addr();
+            let acceptor = {
+                let server = server.clone();
+                tokio::spawn(async move {
+                    while let Some(incoming) = server.accept().await {
+                        tokio::spawn(async move {
+                            if let Err(e) = mp_serve(incoming).await {
+                                eprintln!("mpquic server: {e}");
+                            }
+                        });
+                    }
+                })
+            };
+            let d = drive(conns, in_flight, move || {
+                let client = client.clone();
+                async move { mp_one(&client, addr).await }
+            })
+            .await?;
+            server.close(VarInt::from_u32(0), b"done");
+            let _ = tokio::time::timeout(Duration::from_secs(2), server.wait_idle()).await;
+            acceptor.abort();
+            Ok(d)
+        }
+        Stack::Quinn => {
+            let (server, client) = quinn_endpoints(c)?;
+            let addr = server.local_addr()?;
+            let acceptor = {
+                let server = server.clone();
+                tokio::spawn(async move {
+                    while let Some(incoming) = server.accept().await {
+                        tokio::spawn(async move {
+                            if let Err(e) = quinn_serve(incoming).await {
+                                eprintln!("quinn server: {e}");
+                            }
+                        });
+                    }
+                })
+            };
+            let d = drive(conns, in_flight, move || {
+                let client = client.clone();
+                async move { quinn_one(&client, addr).await }
+            })
+            .await?;
+            server.close(quinn::VarInt::from_u32(0), b"done");
+            let _ = tokio::time::timeout(Duration::from_secs(2), server.wait_idle()).await;
+            acceptor.abort();
+            Ok(d)
+        }
+    }
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    match (sorted.get(n / 2), n % 2) {
+        (Some(&m), 1) => m,
+        (Some(&hi), _) => sorted.get(n / 2 - 1).map_or(hi, |&lo| (lo + hi) / 2.0),
+        (None, _) => 0.0,
+    }
+}
+
+async fn bench(o: Options) -> Res<()> {
+    let c = certs()?;
+    println!(
+        "handshake_rate: {} connections per measurement, {} run(s), in flight {:?}",
+        o.conns, o.runs, o.in_flight
+    );
+    for &in_flight in &o.in_flight {
+        let mut rates: Vec<(Stack, Vec<f64>)> = o.stacks.iter().map(|&s| (s, Vec::new())).collect();
+        for run in 0..o.runs {
+            for (stack, r) in &mut rates {
+                let d = tokio::time::timeout(RUN_TIMEOUT, measure(*stack, &c, o.conns, in_flight))
+                    .await
+                    .map_err(|_| format!("{}: timed out", stack.name()))??;
+                let rate = o.conns as f64 / d.as_secs_f64().max(1e-9);
+                println!(
+                    "in flight {in_flight:>4}, run {}/{}: {:<27} {:>8.3} s {:>8.1} conn/s",
+                    run + 1,
+                    o.runs,
+                    stack.name(),
+                    d.as_secs_f64(),
+                    rate
+                );
+                r.push(rate);
+            }
+        }
+        println!();
+        println!(
+            "in flight {in_flight}: {:<27} {:>12} {:>8} {:>8}",
+            "stack", "median", "min", "max"
+        );
+        let mut medians = Vec::new();
+        for (stack, r) in &mut rates {
+            r.sort_by(f64::total_cmp);
+            let m = median(r);
+            medians.push((*stack, m));
+            println!(
+                "in flight {in_flight}: {:<27} {:>7.1} c/s {:>8.1} {:>8.1}",
+                stack.name(),
+                m,
+                r.first().copied().unwrap_or(0.0),
+                r.last().copied().unwrap_or(0.0)
+            );
+        }
+        let get = |s: Stack| medians.iter().find(|(q, _)| *q == s).map(|(_, m)| *m);
+        if let Some(quinn) = get(Stack::Quinn).filter(|q| *q > 0.0) {
+            for s in [Stack::Mpquic, Stack::MpquicSinglePath] {
+                if let Some(m) = get(s) {
+                    println!(
+                        "in flight {in_flight}: ratio {} / quinn = {:.2}",
+                        s.name(),
+                        m / quinn
+                    );
+                }
+            }
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn main() -> Res<()> {
+    let o = parse_args()?;
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .init();
+    }
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()?
+        .block_on(bench(o))
+}
