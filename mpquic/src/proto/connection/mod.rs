@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use crate::proto::qlog::{QlogContext, QlogFactory};
-pub use crate::proto::streams::ReassemblyStats;
+pub use crate::proto::streams::{FlowControlStats, ReassemblyStats};
 pub use config::{
     AckPathPolicy, CcFactory, ClientConfig, ConnectionLimits, DEFAULT_INITIAL_MAX_PATH_ID,
     PreferredAddressConfig, Rng, SchedFactory, ServerConfig, TransportConfig,
@@ -167,6 +167,8 @@ pub struct ConnectionStats {
     pub key_updates: u64,
     /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay of received stream data.
     pub reassembly: crate::proto::streams::ReassemblyStats,
+    /// Flow control: time blocked on credit as a sender, due credit left unsent as a receiver.
+    pub flow: crate::proto::streams::FlowControlStats,
 }
 
 /// Errors of [`Connection::send_datagram`].
@@ -532,6 +534,7 @@ impl Connection {
     pub fn stats(&self) -> ConnectionStats {
         ConnectionStats {
             reassembly: self.streams.reassembly_stats(),
+            flow: self.streams.flow_stats(),
             ..self.stats
         }
     }
