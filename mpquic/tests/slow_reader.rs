@@ -4,7 +4,12 @@
 //! credit its update rule had made due for longer than about one round trip, while the sender did wait on
 //! credit (the test exercises what it claims to).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
@@ -21,8 +26,27 @@ const READ: usize = 64 * 1024;
 /// The simulated disk write after each read.
 const DISK_WRITE: Duration = Duration::from_millis(8);
 
+/// How the application waits for its simulated disk write.
+#[derive(Debug, Clone, Copy)]
+enum DiskWrite {
+    /// An awaited write (tokio sleep): the task yields meanwhile.
+    Awaited,
+    /// A blocking write (as `std::fs::File::write_all` is) in the reading task: the task does not yield
+    /// between reads as long as data is ready, and neither does its worker thread.
+    Blocking,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn due_credit_leaves_within_a_round_trip_when_the_reader_is_slow() {
+    slow_reader(DiskWrite::Awaited).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn due_credit_leaves_within_a_round_trip_when_the_reader_blocks_its_thread() {
+    slow_reader(DiskWrite::Blocking).await;
+}
+
+async fn slow_reader(disk: DiskWrite) {
     tokio::time::timeout(Duration::from_secs(120), async {
         init_tracing();
         let c = certs();
@@ -76,7 +100,10 @@ async fn due_credit_leaves_within_a_round_trip_when_the_reader_is_slow() {
                 "{reads} reads for {} bytes",
                 got.len()
             );
-            tokio::time::sleep(DISK_WRITE).await;
+            match disk {
+                DiskWrite::Awaited => tokio::time::sleep(DISK_WRITE).await,
+                DiskWrite::Blocking => std::thread::sleep(DISK_WRITE),
+            }
         }
         assert_eq!((got.len(), sha256(&got)), (DOWNLOAD, sha256(&data)));
         let rx = conn.stats();

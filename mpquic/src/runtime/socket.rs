@@ -6,6 +6,10 @@
 //! on, to find or create its path: [`quinn_udp::RecvMeta::dst_ip`] gives it, and the endpoint already
 //! hands it to the core as the `local` address of every datagram. Sending from a chosen local address uses
 //! [`quinn_udp::Transmit::src_ip`], set from the core's [`Transmit::local`](crate::proto::connection::Transmit).
+//!
+//! [`Outgoing`] groups a flush's datagrams for GSO per *lane* (destination, source address, ECN), so that a
+//! scheduler alternating paths packet by packet still sends one batch per path rather than one datagram per
+//! system call; datagrams of one lane keep the order the core wrote them in.
 
 use std::io::{self, IoSliceMut};
 use std::net::{IpAddr, SocketAddr};

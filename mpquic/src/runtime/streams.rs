@@ -2,6 +2,12 @@
 //!
 //! Both lock their connection for each call and register their task's waker when the core says "blocked";
 //! the connection's driver wakes it on the matching stream event.
+//!
+//! A read ([`RecvStream::read`], tokio's `AsyncRead`) fills the caller's buffer with everything that is
+//! ready in order, up to the buffer's size, not one received packet's worth: an application that does work
+//! per read (a file write, a parse) then does it per buffer. Taking data from the core gives flow-control
+//! credit back; when the window's update rule makes it due, the reading task sends it at once (see
+//! `ConnShared::credit_released`).
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -296,15 +302,13 @@ impl RecvStream {
         if self.ahead_end.is_some() || self.done {
             return None;
         }
-        {
+        let due = {
             let mut st = self.conn.lock();
             let now = clock::now();
             Self::read_ahead(self.id, &mut self.ahead, &mut self.ahead_end, &mut st, now);
-        }
-        if self.ahead.is_empty() {
-            return None;
-        }
-        self.conn.credit_released();
+            st.conn.flow_credit_due()
+        };
+        self.conn.credit_released(due);
         self.take_ahead(max)
     }
 
@@ -329,9 +333,10 @@ impl RecvStream {
         match st.conn.read(self.id, max, now) {
             Ok(Some(b)) => {
                 Self::read_ahead(self.id, &mut self.ahead, &mut self.ahead_end, &mut st, now);
+                let due = st.conn.flow_credit_due();
                 drop(st);
-                // Reading may give flow-control credit back to the peer: see `ConnShared::credit_released`.
-                self.conn.credit_released();
+                // Reading may have made flow-control credit due: see `ConnShared::credit_released`.
+                self.conn.credit_released(due);
                 Poll::Ready(Ok(Some(b)))
             }
             Ok(None) => {
@@ -414,7 +419,7 @@ impl RecvStream {
             .conn
             .set_stream_receive_window(self.id, max_window, policy);
         if r.is_ok() {
-            self.conn.credit_released();
+            self.conn.credit_released(true);
         }
         r
     }

@@ -645,6 +645,12 @@ impl Connection {
         self.streams.reset(id, error_code)
     }
 
+    /// Whether flow-control credit (MAX_DATA / MAX_STREAM_DATA) is due and not yet sent: a runtime sends it
+    /// without waiting for other work once a read made it due.
+    pub fn flow_credit_due(&self) -> bool {
+        self.streams.credit_due()
+    }
+
     /// Reads up to `max_len` in-order bytes; `Ok(None)` at the end of the stream.
     pub fn read(&mut self, id: StreamId, max_len: usize, now: Instant) -> Result<Option<Bytes>, ReadError> {
         self.streams.read(id, max_len, now)

@@ -130,6 +130,7 @@ impl FlowBook {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests take a wall-clock base instant once
 mod tests {
     use super::*;
 

@@ -778,17 +778,21 @@ impl Streams {
         self.flow.stats()
     }
 
+    /// Whether a MAX_DATA or MAX_STREAM_DATA is due and not yet sent.
+    pub fn credit_due(&self) -> bool {
+        self.pending.max_data
+            || self
+                .pending
+                .per_stream
+                .iter()
+                .any(|(kind, _)| *kind == PerStream::MaxStreamData)
+    }
+
     /// The connection sent an ack-eliciting packet at `now`: ends the due-credit episode if the packet took
     /// the last pending MAX_DATA / MAX_STREAM_DATA, and starts a blocked episode if the packet used the last
     /// credit while data waits.
     pub fn on_packet_sent(&mut self, now: Instant) {
-        let still_due = self.flow.credit_pending()
-            && (self.pending.max_data
-                || self
-                    .pending
-                    .per_stream
-                    .iter()
-                    .any(|(kind, _)| *kind == PerStream::MaxStreamData));
+        let still_due = self.flow.credit_pending() && self.credit_due();
         self.flow.packet_sent(now, still_due);
         self.update_flow_blocked();
     }
