@@ -7,8 +7,8 @@
 //! into wake-ups of the tasks waiting on streams, datagrams, accepts or the end of the connection. The task
 //! that changed the core's state flushes itself (the endpoint's receive task after a batch, a stream write);
 //! the driver task sleeps until the core's timer and is woken only when a flush wants an earlier timer, the
-//! socket is full, a burst exceeds one turn, the connection ends, or a read returned flow-control credit
-//! (the first read after a flush; later ones ride on the next flush).
+//! socket is full, a burst exceeds one turn or the connection ends. A read that makes flow-control credit
+//! due flushes it itself ([`ConnShared::credit_released`]).
 
 use std::collections::HashMap;
 use std::future::{Future, poll_fn};
@@ -231,8 +231,6 @@ pub(crate) struct ConnShared {
     tx: Mutex<Tx>,
     /// A flush was asked for and has not run yet (whoever holds `tx` runs it).
     tx_pending: AtomicBool,
-    /// The application read stream data since the last flush (which may have queued flow-control credit).
-    read_since_flush: AtomicBool,
     /// Wakes the driver: the core may have something to send, a new timer or events.
     notify: Notify,
     /// Application handles alive ([`Connection`], [`Connecting`], streams); at zero the connection closes.
@@ -273,7 +271,6 @@ impl ConnShared {
                 max_segments: endpoint.socket().max_gso_segments(),
             }),
             tx_pending: AtomicBool::new(false),
-            read_since_flush: AtomicBool::new(false),
             notify: Notify::new(),
             app_refs: AtomicUsize::new(0),
             remote,
@@ -297,11 +294,14 @@ impl ConnShared {
         self.notify.notify_one();
     }
 
-    /// The application consumed stream data: flow-control credit may be due. The driver is woken for the
-    /// first read after a flush only; every later flush (they follow each received batch) sends the credit.
-    pub(crate) fn credit_released(&self) {
-        if !self.read_since_flush.swap(true, Ordering::AcqRel) {
-            self.wake_driver();
+    /// The application consumed stream data and the window's update rule made flow-control credit due
+    /// (`credit_due`, read under the connection lock): the reading task sends it at once, as a writing task
+    /// sends its data. Waking the driver instead would leave the credit to a task that may not run soon: a
+    /// task woken from a busy worker thread waits for that thread's current task to yield, and a reader
+    /// that finds data ready at every read does not yield while the sender, out of credit, waits.
+    pub(crate) fn credit_released(&self, credit_due: bool) {
+        if credit_due {
+            self.flush();
         }
     }
 
@@ -386,7 +386,6 @@ impl ConnShared {
             if st.conn.poll_timeout().is_some_and(|t| t <= now) {
                 st.conn.handle_timeout(now);
             }
-            self.read_since_flush.store(false, Ordering::Release);
             let mut n = 0;
             let max_segments = tx.max_segments;
             while tx

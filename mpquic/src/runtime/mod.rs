@@ -57,6 +57,7 @@ pub use crate::proto::connection::{
 };
 pub use crate::proto::endpoint::EndpointLimits;
 pub use crate::proto::streams::{
-    ReassemblyStats, SetWindowError, StreamId, StreamsConfig, StreamsConfigError, WindowPolicy,
+    FlowControlStats, ReassemblyStats, SetWindowError, StreamId, StreamsConfig, StreamsConfigError,
+    WindowPolicy,
 };
 pub use crate::sched::PathStatus;

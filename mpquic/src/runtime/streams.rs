@@ -2,6 +2,12 @@
 //!
 //! Both lock their connection for each call and register their task's waker when the core says "blocked";
 //! the connection's driver wakes it on the matching stream event.
+//!
+//! A read ([`RecvStream::read`], tokio's `AsyncRead`) fills the caller's buffer with everything that is
+//! ready in order, up to the buffer's size, not one received packet's worth: an application that does work
+//! per read (a file write, a parse) then does it per buffer. Taking data from the core gives flow-control
+//! credit back; when the window's update rule makes it due, the reading task sends it at once (see
+//! `ConnShared::credit_released`).
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -261,6 +267,51 @@ impl RecvStream {
         self.id
     }
 
+    /// Takes up to [`READ_AHEAD_CHUNKS`] chunks and [`READ_AHEAD_BYTES`] bytes more from the core into the
+    /// read-ahead, noting the stream's end if it reaches it.
+    fn read_ahead(
+        id: StreamId,
+        ahead: &mut VecDeque<Bytes>,
+        ahead_end: &mut Option<Ended>,
+        st: &mut super::connection::ConnState,
+        now: std::time::Instant,
+    ) {
+        let mut budget = READ_AHEAD_BYTES;
+        while ahead.len() < READ_AHEAD_CHUNKS && budget > 0 && ahead_end.is_none() {
+            match st.conn.read(id, budget, now) {
+                Ok(Some(c)) => {
+                    budget = budget.saturating_sub(c.len());
+                    ahead.push_back(c);
+                }
+                Ok(None) => *ahead_end = Some(Ended::Fin),
+                Err(streams::ReadError::Reset(code)) => *ahead_end = Some(Ended::Reset(code)),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// After a read returned data: more data that is ready now, without waiting, cut to `max` bytes
+    /// (`None` when nothing more is ready, or the stream's end is next).
+    fn more_ready(&mut self, max: usize) -> Option<Bytes> {
+        if max == 0 {
+            return None;
+        }
+        if let Some(b) = self.take_ahead(max) {
+            return Some(b);
+        }
+        if self.ahead_end.is_some() || self.done {
+            return None;
+        }
+        let due = {
+            let mut st = self.conn.lock();
+            let now = clock::now();
+            Self::read_ahead(self.id, &mut self.ahead, &mut self.ahead_end, &mut st, now);
+            st.conn.flow_credit_due()
+        };
+        self.conn.credit_released(due);
+        self.take_ahead(max)
+    }
+
     fn poll_chunk(&mut self, cx: &mut Context<'_>, max: usize) -> Poll<Result<Option<Bytes>, ReadError>> {
         let max = max.max(1);
         if let Some(b) = self.take_ahead(max) {
@@ -281,28 +332,11 @@ impl RecvStream {
         let now = clock::now();
         match st.conn.read(self.id, max, now) {
             Ok(Some(b)) => {
-                let mut budget = READ_AHEAD_BYTES;
-                while self.ahead.len() < READ_AHEAD_CHUNKS && budget > 0 {
-                    match st.conn.read(self.id, budget, now) {
-                        Ok(Some(c)) => {
-                            budget = budget.saturating_sub(c.len());
-                            self.ahead.push_back(c);
-                        }
-                        Ok(None) => {
-                            self.ahead_end = Some(Ended::Fin);
-                            break;
-                        }
-                        Err(streams::ReadError::Reset(code)) => {
-                            self.ahead_end = Some(Ended::Reset(code));
-                            break;
-                        }
-                        Err(_) => break,
-                    }
-                }
+                Self::read_ahead(self.id, &mut self.ahead, &mut self.ahead_end, &mut st, now);
+                let due = st.conn.flow_credit_due();
                 drop(st);
-                // Reading may give flow-control credit back to the peer: the next flush sends it, whoever
-                // runs it. Wake the driver only for the first read since the last flush, not for every read.
-                self.conn.credit_released();
+                // Reading may have made flow-control credit due: see `ConnShared::credit_released`.
+                self.conn.credit_released(due);
                 Poll::Ready(Ok(Some(b)))
             }
             Ok(None) => {
@@ -342,9 +376,18 @@ impl RecvStream {
         let Some(chunk) = self.read_chunk(buf.len()).await? else {
             return Ok(None);
         };
-        let n = chunk.len().min(buf.len());
+        let mut n = chunk.len().min(buf.len());
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), chunk.get(..n)) {
             dst.copy_from_slice(src);
+        }
+        // Fill the rest of `buf` with what is ready now: a reader that does work per read (a file write)
+        // then does it per buffer, not per received packet.
+        while let Some(more) = self.more_ready(buf.len().saturating_sub(n)) {
+            let end = n.saturating_add(more.len()).min(buf.len());
+            if let Some(dst) = buf.get_mut(n..end) {
+                dst.copy_from_slice(more.get(..end - n).unwrap_or_default());
+            }
+            n = end;
         }
         Ok(Some(n))
     }
@@ -376,7 +419,7 @@ impl RecvStream {
             .conn
             .set_stream_receive_window(self.id, max_window, policy);
         if r.is_ok() {
-            self.conn.credit_released();
+            self.conn.credit_released(true);
         }
         r
     }
@@ -415,6 +458,11 @@ impl AsyncRead for RecvStream {
             Poll::Ready(Ok(Some(b))) => {
                 let n = b.len().min(buf.remaining());
                 buf.put_slice(b.get(..n).unwrap_or_default());
+                // Fill the rest with what is ready now (as [`RecvStream::read`] does).
+                while let Some(more) = this.more_ready(buf.remaining()) {
+                    let n = more.len().min(buf.remaining());
+                    buf.put_slice(more.get(..n).unwrap_or_default());
+                }
                 Poll::Ready(Ok(()))
             }
             Poll::Ready(Ok(None)) => Poll::Ready(Ok(())),

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use crate::proto::qlog::{QlogContext, QlogFactory};
-pub use crate::proto::streams::ReassemblyStats;
+pub use crate::proto::streams::{FlowControlStats, ReassemblyStats};
 pub use config::{
     AckPathPolicy, CcFactory, ClientConfig, ConnectionLimits, DEFAULT_INITIAL_MAX_PATH_ID,
     PreferredAddressConfig, Rng, SchedFactory, ServerConfig, TransportConfig,
@@ -174,6 +174,8 @@ pub struct ConnectionStats {
     pub reassembly: crate::proto::streams::ReassemblyStats,
     /// Opportunistic retransmission and penalisation ([`TransportConfig::reinjection`]).
     pub reinjection: ReinjectionStats,
+    /// Flow control: time blocked on credit as a sender, due credit left unsent as a receiver.
+    pub flow: crate::proto::streams::FlowControlStats,
 }
 
 /// Errors of [`Connection::send_datagram`].
@@ -549,6 +551,7 @@ impl Connection {
         ConnectionStats {
             reassembly: self.streams.reassembly_stats(),
             reinjection: self.reinject.stats,
+            flow: self.streams.flow_stats(),
             ..self.stats
         }
     }
@@ -657,6 +660,12 @@ impl Connection {
         error_code: VarInt,
     ) -> Result<(), crate::proto::streams::ClosedStream> {
         self.streams.reset(id, error_code)
+    }
+
+    /// Whether flow-control credit (MAX_DATA / MAX_STREAM_DATA) is due and not yet sent: a runtime sends it
+    /// without waiting for other work once a read made it due.
+    pub fn flow_credit_due(&self) -> bool {
+        self.streams.credit_due()
     }
 
     /// Reads up to `max_len` in-order bytes; `Ok(None)` at the end of the stream.

@@ -407,8 +407,14 @@ impl Connection {
             }
             Frame::ResetStream(f) => self.streams.on_reset_stream(&f)?,
             Frame::StopSending(f) => self.streams.on_stop_sending(&f)?,
-            Frame::MaxData(v) => self.streams.on_max_data(v),
-            Frame::MaxStreamData { id, max } => self.streams.on_max_stream_data(id, max)?,
+            Frame::MaxData(v) => {
+                self.streams.on_max_data(v);
+                self.streams.note_time(now);
+            }
+            Frame::MaxStreamData { id, max } => {
+                self.streams.on_max_stream_data(id, max)?;
+                self.streams.note_time(now);
+            }
             Frame::MaxStreams { dir, count } => self.streams.on_max_streams(dir, count),
             Frame::DataBlocked(v) => self.streams.on_data_blocked(v),
             Frame::StreamDataBlocked { id, limit } => self.streams.on_stream_data_blocked(id, limit)?,

@@ -70,6 +70,7 @@ impl Connection {
     /// keep-alives of its own: a path that stops answering is detected by its PTOs (a potentially failed path
     /// carries no data) and the application may abandon it; nothing else restarts on sending.
     pub(super) fn on_ack_eliciting_sent(&mut self, now: Instant) {
+        self.streams.on_packet_sent(now);
         if !self.idle_sent_since_receive {
             self.idle_since = now;
             self.idle_pto_floor = true;

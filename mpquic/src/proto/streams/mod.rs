@@ -30,6 +30,7 @@ use crate::proto::transport_params::{Side, TransportParameters};
 
 mod control;
 mod flow;
+mod flow_stats;
 mod id;
 mod input;
 mod output;
@@ -43,6 +44,7 @@ mod send;
 mod tests;
 
 pub use control::StreamControlFrame;
+pub use flow_stats::FlowControlStats;
 pub use id::{MAX_STREAM_INDEX_COUNT, StreamId};
 pub use policy::{ParseWindowPolicyError, WindowPolicy};
 pub use reassembly::ReassemblyStats;
@@ -51,6 +53,7 @@ pub use send::{SendProgress, StreamFrame, StreamFrameRecord, WriteError};
 
 use control::{PendingControl, PerStream};
 use flow::{RecvWindow, SendCredit};
+use flow_stats::FlowBook;
 use id::dir_index;
 use reassembly::{Occupancy, Reassembly};
 use recv::RecvStream;
@@ -365,6 +368,8 @@ pub struct Streams {
     /// Sending streams with data acknowledged above their lowest unacknowledged offset (a hole), for
     /// opportunistic retransmission (`output`).
     holey: std::collections::BTreeSet<StreamId>,
+    /// Flow-control statistics ([`FlowControlStats`]).
+    flow: FlowBook,
 }
 
 impl Streams {
@@ -398,6 +403,7 @@ impl Streams {
             sizing_rtt: None,
             reassembly: Reassembly::default(),
             holey: std::collections::BTreeSet::new(),
+            flow: FlowBook::default(),
         }
     }
 
@@ -595,6 +601,7 @@ impl Streams {
         let n = ss.write(data)?;
         self.enqueue(id);
         self.note_blocked(id);
+        self.update_flow_blocked();
         Ok(n)
     }
 
@@ -641,6 +648,7 @@ impl Streams {
                 let rtt = Self::tuning_rtt(rs.window.policy(), self.rtt, self.sizing_rtt);
                 if rs.window.consume(n, Some(now), rtt) && rs.wants_credit() {
                     self.pending.per_stream.insert((PerStream::MaxStreamData, id));
+                    self.flow.credit_due(now);
                 }
                 // The connection window must not be what holds back a single stream.
                 self.conn_recv.ensure_window(rs.window.window());
@@ -763,7 +771,61 @@ impl Streams {
         let rtt = Self::tuning_rtt(self.conn_recv.policy(), self.rtt, self.sizing_rtt);
         if n > 0 && self.conn_recv.consume(n, now, rtt) {
             self.pending.max_data = true;
+            if let Some(now) = now {
+                self.flow.credit_due(now);
+            }
         }
+    }
+
+    /// Flow-control statistics: time blocked on credit as a sender, due credit left unsent as a receiver.
+    pub fn flow_stats(&self) -> FlowControlStats {
+        self.flow.stats()
+    }
+
+    /// Whether a MAX_DATA or MAX_STREAM_DATA is due and not yet sent.
+    pub fn credit_due(&self) -> bool {
+        self.pending.max_data
+            || self
+                .pending
+                .per_stream
+                .iter()
+                .any(|(kind, _)| *kind == PerStream::MaxStreamData)
+    }
+
+    /// The connection sent an ack-eliciting packet at `now`: ends the due-credit episode if the packet took
+    /// the last pending MAX_DATA / MAX_STREAM_DATA, and starts a blocked episode if the packet used the last
+    /// credit while data waits.
+    pub fn on_packet_sent(&mut self, now: Instant) {
+        let still_due = self.flow.credit_pending() && self.credit_due();
+        self.flow.packet_sent(now, still_due);
+        self.update_flow_blocked();
+    }
+
+    /// Tells the stream layer the time of an event that may change whether the sender is blocked on flow
+    /// control (a MAX_DATA or MAX_STREAM_DATA received).
+    pub fn note_time(&mut self, now: Instant) {
+        self.flow.tick(Some(now));
+        self.update_flow_blocked();
+    }
+
+    /// Re-evaluates, at the latest known time, whether the sender is blocked on flow control.
+    fn update_flow_blocked(&mut self) {
+        let blocked = self.flow_stalled();
+        self.flow.set_blocked(blocked);
+    }
+
+    /// Whether some stream has new data that stream or connection credit holds back while no stream can send
+    /// anything ([`FlowControlStats`]).
+    fn flow_stalled(&self) -> bool {
+        let conn = self.conn_send.available();
+        let mut held = false;
+        for ss in self.queue.iter().filter_map(|id| self.send.get(id)) {
+            if ss.is_sendable(conn) {
+                return false;
+            }
+            held |= ss.has_unsent();
+        }
+        held
     }
 
     /// Puts `id` in the send queue if it has something to send and is not there yet.

@@ -58,6 +58,7 @@ impl Streams {
             let f = StreamControlFrame::MaxData(self.conn_recv.advertised());
             if fits(&f) {
                 self.pending.max_data = false;
+                self.flow.credit_handed_out();
                 return Some(f);
             }
         }
@@ -75,6 +76,7 @@ impl Streams {
             }
         }
         if let Some(f) = self.poll_per_stream(max_len, &[PerStream::MaxStreamData]) {
+            self.flow.credit_handed_out();
             return Some(f);
         }
         if let Some(limit) = self.pending.data_blocked {
