@@ -27,8 +27,10 @@ mod frames_out;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
 mod migration;
+mod mtu;
 mod multipath;
 mod paths;
+mod pmtud;
 mod probes;
 mod qlog;
 mod recv;
@@ -58,6 +60,7 @@ pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
 pub use multipath::ClosePathError;
+pub use pmtud::{BASE_PLPMTU, MtuDiscoveryConfig, MtuDiscoveryConfigError};
 pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
@@ -165,6 +168,8 @@ pub struct ConnectionStats {
     pub bytes_sent: u64,
     /// Key updates performed.
     pub key_updates: u64,
+    /// Path MTU black holes detected (a path fell back to 1200 bytes), over all paths.
+    pub mtu_black_holes: u64,
     /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay of received stream data.
     pub reassembly: crate::proto::streams::ReassemblyStats,
 }
@@ -298,6 +303,9 @@ pub enum ConnectError {
     /// A stream window setting is outside its range.
     #[error("streams: {0}")]
     Streams(#[from] crate::proto::streams::StreamsConfigError),
+    /// A path MTU discovery setting is outside its range.
+    #[error("{0}")]
+    MtuDiscovery(#[from] MtuDiscoveryConfigError),
 }
 
 /// Everything a new connection is built from.
@@ -409,6 +417,9 @@ impl Connection {
         rng: Rng,
     ) -> Result<Connection, ConnectError> {
         new.config.streams.validate()?;
+        if let Some(m) = &new.config.mtu_discovery {
+            m.validate()?;
+        }
         let crypto_side = match new.side {
             Side::Client => crate::proto::crypto::Side::Client,
             Side::Server => crate::proto::crypto::Side::Server,
