@@ -267,8 +267,11 @@ fn transport_config(
     paths: usize,
     receiver: Option<&ReceiverSpec>,
     idle: Duration,
+    mtu_discovery: bool,
 ) -> TransportConfig {
     TransportConfig {
+        // Path MTU discovery only where a flow asks for it: the studies ran with 1200-byte datagrams.
+        mtu_discovery: mtu_discovery.then(mpquic::proto::connection::MtuDiscoveryConfig::default),
         max_idle_timeout: idle,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),
@@ -365,6 +368,7 @@ impl Engine {
                 opened,
                 spec.receiver.as_ref(),
                 scenario.scenario.idle_timeout,
+                spec.mtu_discovery,
             );
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
