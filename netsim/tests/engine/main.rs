@@ -12,6 +12,7 @@
 mod dead_peer;
 mod multipath;
 mod paper_intent;
+mod pmtud;
 mod schedulers;
 mod validation;
 mod workloads;
