@@ -242,7 +242,7 @@ async fn noq_client_mpquic_server_both_discover_1452() {
             mtu
         });
         let crypto = noq::crypto::rustls::QuicClientConfig::try_from(rustls_client(&c)).unwrap();
-        let mut client = noq::Endpoint::client(loopback()).unwrap();
+        let client = noq::Endpoint::client(loopback()).unwrap();
         client.set_default_client_config(noq::ClientConfig::new(Arc::new(crypto)));
         let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
         wait_mtu("noq client", || noq_mtu(&conn)).await;

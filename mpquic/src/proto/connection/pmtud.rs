@@ -187,14 +187,15 @@ pub(crate) struct Pmtud {
 }
 
 impl Pmtud {
-    /// Discovery starting at `mtu` (at least BASE_PLPMTU), under `peer_max`, the peer's max_udp_payload_size.
+    /// Discovery starting at `mtu`, the path's current size (taken as at least BASE_PLPMTU), searching up to
+    /// `peer_max`, the peer's max_udp_payload_size, at most.
     pub(crate) fn new(config: MtuDiscoveryConfig, mtu: u16, peer_max: u64) -> Self {
         let peer_max = u16::try_from(peer_max)
             .unwrap_or(MAX_UDP_PAYLOAD)
             .clamp(BASE_PLPMTU, MAX_UDP_PAYLOAD);
         Pmtud {
             config,
-            mtu: mtu.clamp(BASE_PLPMTU, peer_max),
+            mtu: mtu.max(BASE_PLPMTU),
             peer_max,
             phase: Phase::Idle,
             black_hole: BlackHole::default(),
@@ -416,6 +417,11 @@ mod tests {
 
     use super::*;
 
+    #[allow(clippy::disallowed_methods)] // test set-up needs a base instant
+    fn t0() -> Instant {
+        Instant::now()
+    }
+
     /// Drives a search over a path that carries at most `path_mtu` bytes: every probe up to it is
     /// acknowledged, every larger one lost. Returns the probe sizes in the order sent.
     fn drive(p: &mut Pmtud, now: Instant, path_mtu: u16, pn: &mut u64) -> Vec<u16> {
@@ -440,7 +446,7 @@ mod tests {
 
     #[test]
     fn path_carrying_the_upper_bound_takes_one_probe() {
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         assert_eq!(drive(&mut p, now, 1500, &mut pn), vec![1452]);
@@ -454,7 +460,7 @@ mod tests {
         // Hand-computed: lo 1200; 1452 ✗×3 (hi 1452, 251 untested) → 1200 + 252/2 = 1326 ✓ → 1326 + 126/2 =
         // 1389 ✓ → 1389 + 63/2 = 1420 ✗×3 (hi 1420, 30 untested) → 1389 + 31/2 = 1404 ✗×3 (hi 1404, 14
         // untested < 20): done at 1389.
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         let seq = drive(&mut p, now, 1400, &mut pn);
@@ -469,7 +475,7 @@ mod tests {
     fn path_of_1280_settles_at_1278() {
         // 1452 ✗×3 → 1326 ✗×3 (hi 1326, 125 untested) → 1200 + 126/2 = 1263 ✓ → 1263 + 63/2 = 1294 ✗×3
         // (30 untested) → 1263 + 31/2 = 1278 ✓ (15 untested < 20): done at 1278.
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         let seq = drive(&mut p, now, 1280, &mut pn);
@@ -482,7 +488,7 @@ mod tests {
 
     #[test]
     fn peer_max_udp_payload_size_caps_the_search() {
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 1300);
         let mut pn = 0;
         assert_eq!(drive(&mut p, now, 9000, &mut pn), vec![1300]);
@@ -495,7 +501,7 @@ mod tests {
 
     #[test]
     fn only_one_probe_in_flight_and_max_probes_per_size() {
-        let now = Instant::now();
+        let now = t0();
         let cfg = MtuDiscoveryConfig {
             max_probes: 2,
             ..MtuDiscoveryConfig::default()
@@ -517,7 +523,7 @@ mod tests {
 
     #[test]
     fn raise_timer_searches_again_and_finds_a_larger_path() {
-        let start = Instant::now();
+        let start = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         drive(&mut p, start, 1400, &mut pn);
@@ -534,7 +540,7 @@ mod tests {
 
     #[test]
     fn three_suspicious_loss_events_fall_back_to_base_and_search_again() {
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         drive(&mut p, now, 1500, &mut pn);
@@ -570,7 +576,7 @@ mod tests {
 
     #[test]
     fn congestion_losses_are_not_a_black_hole() {
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         drive(&mut p, now, 1500, &mut pn);
@@ -590,7 +596,7 @@ mod tests {
 
     #[test]
     fn a_later_large_ack_clears_the_suspicion() {
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         drive(&mut p, now, 1500, &mut pn);
@@ -606,7 +612,7 @@ mod tests {
 
     #[test]
     fn lost_probe_is_not_black_hole_evidence() {
-        let now = Instant::now();
+        let now = t0();
         let mut p = Pmtud::new(MtuDiscoveryConfig::default(), 1200, 65527);
         let mut pn = 0;
         drive(&mut p, now, 1400, &mut pn);
