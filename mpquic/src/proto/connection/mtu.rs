@@ -3,8 +3,8 @@
 //! pacer's burst, the congestion controller's segment size, qlog).
 //!
 //! Each path searches on its own (draft-ietf-quic-multipath-21 keeps path state per path): a path probes
-//! once the handshake is confirmed, the path is validated and live, and its congestion window and pacer
-//! have room for the probe (probes count in bytes in flight; their loss is no congestion signal, see
+//! once the handshake is confirmed, the path is validated, live and not in PTO backoff, and its congestion
+//! window and pacer have room for the probe (probes count in bytes in flight; their loss is no congestion signal, see
 //! `PathRecovery::set_mtu_probe`). A path whose peer address changes IP starts again at
 //! `TransportConfig::max_udp_payload` and searches anew: its MTU belongs to the old network path, like the
 //! RTT estimate and congestion window that RFC 9000 §9.4 resets then.
@@ -29,7 +29,14 @@ impl Connection {
         let peer_max = self.peer_params.as_ref()?.max_udp_payload_size.into_inner();
         let cc = self.cc.as_ref();
         for p in self.paths.values_mut() {
-            if p.abandoned_at.is_some() || !p.validated || p.challenge.is_some() {
+            // A path in PTO backoff sends its loss-detection probes first (an MTU probe would count as one
+            // of them, being ack-eliciting, and is the packet most likely to be lost).
+            if p.abandoned_at.is_some()
+                || !p.validated
+                || p.challenge.is_some()
+                || p.recovery.pto_count() > 0
+                || p.recovery.pending_probes(SpaceId::Data) > 0
+            {
                 continue;
             }
             let mtu = p.mtu;
