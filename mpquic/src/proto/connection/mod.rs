@@ -11,9 +11,10 @@
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
 //! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)
-//! marking and validation), `migration` (path validation, NAT rebinding, [`Connection::migrate`]) and
+//! marking and validation), `migration` (path validation, NAT rebinding, [`Connection::migrate`]),
 //! `early_data` (0-RTT keys, remembered transport parameters, acceptance and rejection,
-//! [`Connection::handshake_kind`]).
+//! [`Connection::handshake_kind`]), `pmtud` (a path's MTU search, [`MtuDiscoveryConfig`]) and `mtu` (probes,
+//! acknowledgements and losses fed to each path's search, a new size applied).
 
 mod alt_path;
 mod cids;

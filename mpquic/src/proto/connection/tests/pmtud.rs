@@ -1,6 +1,6 @@
 //! Path MTU discovery between two connections of this crate over the pair harness (no size limit on the
-//! link): each path of each side reaches the default upper bound, 1452 bytes, with one probe; the qlog
-//! records the change; and discovery off keeps 1200.
+//! link): each side reaches the default upper bound, 1452 bytes, or its own bound; discovery off keeps
+//! 1200; a peer that moves to another IP address is searched again from 1200.
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use crate::cc::PathId;
 use crate::proto::connection::{MtuDiscoveryConfig, TransportConfig};
 
 #[test]
-fn both_sides_reach_the_upper_bound_on_every_path() {
+fn both_sides_reach_the_upper_bound() {
     let transport = TransportConfig {
         mtu_discovery: Some(MtuDiscoveryConfig::default()),
         ..mp_config()
@@ -50,4 +50,31 @@ fn each_side_searches_up_to_its_own_upper_bound() {
     p.run_for(Duration::from_millis(300));
     assert_eq!(p.client.conn().path_stats(PathId(0)).unwrap().mtu, 1300);
     assert_eq!(p.server.conn().path_stats(PathId(0)).unwrap().mtu, 9000);
+}
+
+#[test]
+fn a_peer_that_moves_to_another_ip_is_searched_again_from_1200() {
+    let transport = TransportConfig {
+        initial_max_path_id: None,
+        ..TransportConfig::default()
+    };
+    let mut p = Pair::new(None, transport, 904);
+    p.handshake();
+    p.run_for(Duration::from_millis(300));
+    assert_eq!(p.server.conn().path_stats(PathId(0)).unwrap().mtu, 1452);
+    // The client appears from another IP address (a NAT rebinding to a new address): the server's path 0
+    // restarts its congestion state and its MTU, validates the address, then searches again.
+    p.client_nat = Some(super::harness::addr("192.0.2.7:40000"));
+    let mut raw = Vec::new();
+    crate::proto::frame::Frame::Ping.encode(&mut raw);
+    p.client.conn().raw_frames.push(raw);
+    let mut seen = Vec::new();
+    p.drive_until(Duration::from_secs(2), |p| {
+        let m = p.server.conn().path_stats(PathId(0)).unwrap().mtu;
+        if seen.last() != Some(&m) {
+            seen.push(m);
+        }
+        seen.len() >= 3
+    });
+    assert_eq!(seen, vec![1452, 1200, 1452]);
 }
