@@ -165,6 +165,11 @@ set = { mtu = 1308 }
         flow.delivered()
     );
     assert_eq!(flow.delivered(), bytes);
+    eprintln!(
+        "black hole at 2 s: flow complete at {:?}, {} packets lost",
+        flow.completed_at(),
+        flow.lost_packets()
+    );
     let client = flow.client_connection().unwrap();
     assert!(!client.is_closed(), "the connection survived");
     assert_eq!(client.stats().mtu_black_holes, 1);
