@@ -298,11 +298,12 @@ fn qlog_dir_gets_one_parsable_trace_per_side() {
             .collect();
         assert_eq!(records[0]["qlog_format"], "JSON-SEQ");
         assert_eq!(records[0]["trace"]["vantage_point"]["type"], side);
-        // 1 MB is ~850 data packets, sent by one side and received by the other, plus acknowledgements.
+        // 1 MB is over 700 data packets of at most 1452 bytes (the size path MTU discovery reaches on
+        // loopback), sent by one side and received by the other, plus acknowledgements.
         let count = |name: &str| records.iter().filter(|r| r["name"] == name).count();
         let (sent, received) = (count("transport:packet_sent"), count("transport:packet_received"));
         assert!(
-            sent > 10 && received > 10 && sent + received > 800,
+            sent > 10 && received > 10 && sent + received > 700,
             "{side}: {sent} sent, {received} received"
         );
     }

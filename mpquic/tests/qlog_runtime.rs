@@ -100,10 +100,24 @@ async fn qlog_directory_writes_one_parsable_file_per_side() {
         assert_eq!(recs[0]["trace"]["vantage_point"]["type"], side);
         assert_eq!(recs[0]["trace"]["common_fields"]["ODCID"], odcid);
         let count = |name: &str| recs.iter().filter(|r| r["name"] == name).count();
-        // The client uploads 1 MiB (over 800 packets); the server mostly acknowledges.
+        // The client uploads 1 MiB (over 700 packets of at most 1452 bytes, the size path MTU discovery
+        // reaches on loopback); the server mostly acknowledges.
         let (sent, received) = (count("transport:packet_sent"), count("transport:packet_received"));
         let data_packets = if side == "client" { sent } else { received };
-        assert!(data_packets > 800, "{side}: {sent} sent, {received} received");
+        assert!(data_packets > 700, "{side}: {sent} sent, {received} received");
+        // Discovery raised the path MTU from 1200 to 1452 on each side, with one probe.
+        let mtu: Vec<_> = recs
+            .iter()
+            .filter(|r| r["name"] == "connectivity:mtu_updated")
+            .map(|r| {
+                (
+                    r["data"]["old"].as_u64(),
+                    r["data"]["new"].as_u64(),
+                    r["data"]["done"].as_bool(),
+                )
+            })
+            .collect();
+        assert_eq!(mtu, vec![(Some(1200), Some(1452), Some(true))], "{side}");
         assert!(
             sent > 10 && received > 10,
             "{side}: {sent} sent, {received} received"

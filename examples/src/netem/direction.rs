@@ -97,6 +97,8 @@ impl DirectionState {
                     DropReason::QueueFull => self.counters.dropped_queue.add(len),
                     DropReason::Loss => self.counters.dropped_loss.add(len),
                     DropReason::Down => self.counters.dropped_down.add(len),
+                    // A link `mtu` (none unless configured): counted with the losses.
+                    DropReason::TooLarge => self.counters.dropped_loss.add(len),
                 }
                 return None;
             }

@@ -17,6 +17,7 @@ pub(crate) fn transport(s: &Settings) -> TransportConfig {
     if let Some(mtu) = s.pinned_mtu {
         t.congestion_controller = "cubic".to_owned();
         t.max_udp_payload = mtu;
+        t.mtu_discovery = None;
     }
     if let Some(b) = s.send_buffer {
         t.streams.send_buffer = b;

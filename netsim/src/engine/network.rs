@@ -150,6 +150,9 @@ impl Network {
                     if let Some(impairments) = &set.impairments {
                         link.set_impairments(now, impairments.clone()).map_err(err)?;
                     }
+                    if let Some(mtu) = set.mtu {
+                        link.set_mtu(now, Some(mtu)).map_err(err)?;
+                    }
                 }
             }
         }

@@ -13,6 +13,7 @@
 //! | `queue.bytes` | 1 to [`MAX_QUEUE_BYTES`] (1 GB) |
 //! | `queue.multiple` | > 0 and ≤ [`MAX_BDP_MULTIPLE`] |
 //! | probabilities (`loss.*`, `impairments.*`) | 0 to 1 |
+//! | `mtu` | [`MIN_MTU`] (68) to [`MAX_MTU`] (65 535) |
 
 use std::time::Duration;
 
@@ -24,5 +25,10 @@ pub const MAX_DELAY: Duration = Duration::from_secs(3_600);
 pub const MAX_QUEUE_PACKETS: u64 = 1_000_000;
 /// The largest queue in bytes: 1 GB.
 pub const MAX_QUEUE_BYTES: u64 = 1_000_000_000;
+/// The smallest MTU: IPv4's minimum (RFC 791: "Every internet module must be able to forward a datagram of
+/// 68 octets without further fragmentation").
+pub const MIN_MTU: u32 = 68;
+/// The largest MTU: the largest IPv4 packet (its 16-bit Total Length).
+pub const MAX_MTU: u32 = 65_535;
 /// The largest queue as a multiple of the bandwidth-delay product.
 pub const MAX_BDP_MULTIPLE: f64 = 1_000.0;

@@ -3,6 +3,9 @@
 //! A packet offered to a [`Link`] goes through these stages, in order:
 //!
 //! 1. **state** ([`state`]): a down link drops it ([`DropReason::Down`]);
+//! 1. **MTU**: a packet larger than the link's MTU, if it has one, is dropped ([`DropReason::TooLarge`]),
+//!    as a router drops an IPv6 packet (or an IPv4 packet with Don't Fragment, as QUIC sends them) it
+//!    cannot forward whole;
 //! 2. **queue** ([`queue`]): drop-tail admission against the backlog not yet serialised
 //!    ([`DropReason::QueueFull`]);
 //! 3. **serialisation** ([`rate`]): it leaves at `departure = max(now, previous departure) + 8·len/rate`;
@@ -75,10 +78,11 @@ use crate::time::SimTime;
 /// jitter = { distribution = { kind = "uniform", max = "2ms" }, allow_reordering = false }
 /// impairments = { corruption = 0.0, duplication = 0.0 }
 /// up = true
+/// mtu = 1500
 /// ```
 ///
 /// Only `rate_bps` and `delay` are required; the rest default to no jitter, no loss, a queue of one BDP over
-/// twice `delay`, no impairments, up.
+/// twice `delay`, no impairments, up, no MTU (any size passes).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
@@ -102,6 +106,11 @@ pub struct LinkConfig {
     /// Whether the link starts up.
     #[serde(default = "default_up")]
     pub up: bool,
+    /// The largest packet the link carries, in bytes on the wire (the IP packet, headers included: in the
+    /// simulator a datagram's UDP payload plus 28 bytes of IPv4 and UDP headers); larger ones are dropped.
+    /// `None` (the default): any size passes. Range [`limits::MIN_MTU`] to [`limits::MAX_MTU`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
 }
 
 fn default_up() -> bool {
@@ -119,7 +128,14 @@ impl LinkConfig {
             queue: QueueLimit::default(),
             impairments: Impairments::NONE,
             up: true,
+            mtu: None,
         }
+    }
+
+    /// This configuration with the given MTU (see [`LinkConfig::mtu`]).
+    pub fn with_mtu(mut self, mtu: Option<u32>) -> LinkConfig {
+        self.mtu = mtu;
+        self
     }
 
     /// This configuration with the given queue limit.
@@ -162,10 +178,23 @@ impl LinkConfig {
                 "a one-way delay from 0 to 1 hour (3600s)",
             ));
         }
+        check_mtu(self.mtu)?;
         self.jitter.validate()?;
         self.loss.validate()?;
         self.queue.validate(self.delay)?;
         self.impairments.validate()
+    }
+}
+
+/// Checks an MTU against [`limits::MIN_MTU`]..=[`limits::MAX_MTU`].
+fn check_mtu(mtu: Option<u32>) -> Result<(), ConfigError> {
+    match mtu {
+        Some(m) if !(limits::MIN_MTU..=limits::MAX_MTU).contains(&m) => Err(ConfigError::new(
+            "mtu",
+            m,
+            "a packet size in bytes from 68 (IPv4's minimum MTU) to 65535 (the largest IPv4 packet)",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -178,6 +207,8 @@ pub enum DropReason {
     Loss,
     /// The link was down.
     Down,
+    /// The packet was larger than the link's MTU.
+    TooLarge,
 }
 
 /// When and how a packet that was not dropped reaches the far end.
@@ -249,6 +280,8 @@ pub struct Link {
     loss: LossProcess,
     impair: Impairer,
     state: LinkState,
+    /// The largest packet carried ([`LinkConfig::mtu`]).
+    mtu: Option<u32>,
     stats: LinkStats,
     /// Latest time seen.
     now: SimTime,
@@ -271,6 +304,7 @@ impl Link {
             loss: LossProcess::new(config.loss, stream(seed, STREAM_LOSS)),
             impair: Impairer::new(config.impairments, stream(seed, STREAM_IMPAIR)),
             state: LinkState::new(config.up),
+            mtu: config.mtu,
             stats: LinkStats::default(),
             now: SimTime::ZERO,
         })
@@ -286,6 +320,12 @@ impl Link {
             self.stats.dropped_down.add(len);
             return Delivery::Dropped {
                 reason: DropReason::Down,
+            };
+        }
+        if self.mtu.is_some_and(|m| len > u64::from(m)) {
+            self.stats.dropped_too_large.add(len);
+            return Delivery::Dropped {
+                reason: DropReason::TooLarge,
             };
         }
         let backlog = self.queue.backlog(now);
@@ -352,6 +392,7 @@ impl Link {
             queue: self.queue_limit.clone(),
             impairments: self.impair.config().clone(),
             up: self.state.is_up(),
+            mtu: self.mtu,
         }
     }
 
@@ -434,6 +475,14 @@ impl Link {
         self.advance(now);
         impairments.validate()?;
         self.impair.set_config(impairments);
+        Ok(())
+    }
+
+    /// Changes the MTU from `now` on (packets already accepted are not recalled).
+    pub fn set_mtu(&mut self, now: SimTime, mtu: Option<u32>) -> Result<(), ConfigError> {
+        check_mtu(mtu)?;
+        self.advance(now);
+        self.mtu = mtu;
         Ok(())
     }
 

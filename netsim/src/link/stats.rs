@@ -1,7 +1,7 @@
 //! Counters of what a link did with the packets offered to it.
 //!
 //! Invariant (checked by the property tests): every offered packet is counted exactly once as delivered or
-//! under one drop reason, so `offered = delivered + dropped_queue_full + dropped_loss + dropped_down` in both
+//! under one drop reason, so `offered = delivered + dropped_queue_full + dropped_loss + dropped_down + dropped_too_large` in both
 //! packets and bytes. Duplicates and corruptions are counted on the side (a duplicated packet is one
 //! delivered packet plus one `duplicated`). "Delivered" means scheduled for delivery when offered; losses
 //! that the caller inflicts later (see [`super::Link::outage_since`]) are not seen here.
@@ -35,6 +35,8 @@ pub struct LinkStats {
     pub dropped_loss: PacketCount,
     /// Packets offered while the link was down.
     pub dropped_down: PacketCount,
+    /// Packets larger than the link's MTU.
+    pub dropped_too_large: PacketCount,
     /// Extra copies delivered by duplication.
     pub duplicated: PacketCount,
     /// Delivered packets with a flipped bit.
@@ -49,7 +51,7 @@ impl LinkStats {
     /// All packets dropped, whatever the reason.
     pub fn dropped(&self) -> PacketCount {
         let mut total = self.dropped_queue_full;
-        for c in [self.dropped_loss, self.dropped_down] {
+        for c in [self.dropped_loss, self.dropped_down, self.dropped_too_large] {
             total.packets = total.packets.saturating_add(c.packets);
             total.bytes = total.bytes.saturating_add(c.bytes);
         }

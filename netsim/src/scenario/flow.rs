@@ -165,6 +165,11 @@ pub struct FlowSpec {
     /// The video workload (`kind = "video"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub video: Option<VideoSpec>,
+    /// Path MTU discovery at both ends (default `false`: every path stays at 1200 bytes, the simulator's
+    /// studies were run that way). `true`: the library's default discovery (search up to 1452 bytes of UDP
+    /// payload on each path, black-hole fallback to 1200).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mtu_discovery: bool,
 }
 
 fn default_sched() -> String {

@@ -44,6 +44,10 @@ pub struct LinkSpec {
     /// Whether the link starts up (both directions; default `true`).
     #[serde(default = "default_up")]
     pub up: bool,
+    /// The largest packet carried, in bytes on the wire, UDP payload plus 28 bytes of IPv4 and UDP headers
+    /// (both directions unless overridden; default none: any size). Range 68 to 65535.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
     /// Overrides for the reverse direction (`between[1]` → `between[0]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<LinkOverride>,
@@ -79,6 +83,9 @@ pub struct LinkOverride {
     /// New impairments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub impairments: Option<Impairments>,
+    /// New MTU (a `set` event that lowers it makes a path MTU black hole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
 }
 
 impl LinkOverride {
@@ -107,6 +114,9 @@ impl LinkOverride {
         }
         if let Some(impairments) = &self.impairments {
             config.impairments = impairments.clone();
+        }
+        if let Some(mtu) = self.mtu {
+            config.mtu = Some(mtu);
         }
         config
     }
@@ -151,6 +161,7 @@ impl LinkSpec {
             queue: self.queue.clone(),
             impairments: self.impairments.clone(),
             up: self.up,
+            mtu: self.mtu,
         }
     }
 

@@ -13,6 +13,7 @@ mod dead_peer;
 mod multipath;
 mod paper_intent;
 mod reinjection;
+mod pmtud;
 mod schedulers;
 mod validation;
 mod workloads;

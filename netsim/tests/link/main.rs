@@ -16,5 +16,6 @@ mod config;
 mod delay;
 mod impair_state;
 mod loss;
+mod mtu;
 mod properties;
 mod queue;

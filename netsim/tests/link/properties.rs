@@ -144,6 +144,9 @@ fn check(seed: u64, ops: Vec<Op>) -> Result<(), TestCaseError> {
                         prop_assert!(config.up && !admits(backlog, len as u64, limit))
                     }
                     Delivery::Dropped {
+                        reason: DropReason::TooLarge,
+                    } => prop_assert!(config.up && config.mtu.is_some_and(|m| len as u64 > u64::from(m))),
+                    Delivery::Dropped {
                         reason: DropReason::Loss,
                     } => {
                         prop_assert!(config.up && admits(backlog, len as u64, limit))

@@ -315,6 +315,24 @@ reverse = { rate_bps = 0 }
 [links.bn]"#,
             "links.lb.reverse.rate_bps",
         ),
+        (
+            r#"delay = "5ms"
+
+[links.bn]"#,
+            r#"delay = "5ms"
+mtu = 67
+[links.bn]"#,
+            "links.lb.mtu",
+        ),
+        (
+            r#"delay = "5ms"
+
+[links.bn]"#,
+            r#"delay = "5ms"
+reverse = { mtu = 65536 }
+[links.bn]"#,
+            "links.lb.reverse.mtu",
+        ),
     ];
     for (from, to, field) in cases {
         assert!(BASE.contains(from), "bad test case: {from}");
@@ -356,6 +374,19 @@ fn event_errors_name_the_field() {
             "at = \"1s\"\nlink = \"la\"\naction = \"up\"\nset = { rate_bps = 5 }"
         )),
         "events[0].set"
+    );
+    // A link MTU lowered mid-run (a path MTU black hole), and one out of range.
+    assert!(
+        Scenario::from_toml_str(&with(
+            "at = \"1s\"\nlink = \"la\"\naction = \"set\"\nset = { mtu = 1308 }"
+        ))
+        .is_ok()
+    );
+    assert_eq!(
+        field_of(&with(
+            "at = \"1s\"\nlink = \"la\"\naction = \"set\"\nset = { mtu = 10 }"
+        )),
+        "events[0].set.mtu"
     );
 }
 

@@ -11,6 +11,8 @@ use crate::proto::ack_tracker::AckConfig;
 use crate::proto::recovery::RecoveryConfig;
 use crate::proto::streams::StreamsConfig;
 
+use super::MtuDiscoveryConfig;
+
 /// Default initial_max_path_id: path IDs 0 to 7 at the start (abandoned IDs are replaced with MAX_PATH_ID).
 pub const DEFAULT_INITIAL_MAX_PATH_ID: u32 = 7;
 
@@ -40,8 +42,14 @@ pub struct TransportConfig {
     /// Initiate a key update after this many 1-RTT packets sealed with the current keys (`None`: only when the
     /// AEAD limits ask for it).
     pub key_update_interval: Option<u64>,
-    /// Maximum UDP payload we send.
+    /// Maximum UDP payload we send: on every path at first, and for good when [`TransportConfig::mtu_discovery`]
+    /// is off. Default 1200 (RFC 9000 §14: every QUIC path carries it).
     pub max_udp_payload: u16,
+    /// Path MTU discovery (RFC 8899 DPLPMTUD as RFC 9000 §14.3 applies it), run on each path on its own:
+    /// `None` keeps every path at [`TransportConfig::max_udp_payload`]. Default on, with
+    /// [`MtuDiscoveryConfig::default`] (search up to 1452 bytes, re-search every 600 s, black-hole fallback
+    /// to 1200). Checked by [`MtuDiscoveryConfig::validate`] when a connection is created.
+    pub mtu_discovery: Option<MtuDiscoveryConfig>,
     /// Send the disable_active_migration transport parameter (RFC 9000 §18.2): the peer must not migrate
     /// actively (NAT rebinding is still handled).
     pub disable_active_migration: bool,
@@ -148,6 +156,7 @@ impl Default for TransportConfig {
             scheduler_factory: None,
             key_update_interval: None,
             max_udp_payload: 1200,
+            mtu_discovery: Some(MtuDiscoveryConfig::default()),
             disable_active_migration: false,
             preferred_address: None,
             initial_max_path_id: Some(DEFAULT_INITIAL_MAX_PATH_ID),

@@ -397,6 +397,7 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&path) {
             p.recovery.reset_rtt();
         }
+        self.mtu_on_path_change(path);
         self.cc.on_path_removed(path);
         self.cc.on_path_added(path, now, mtu);
     }

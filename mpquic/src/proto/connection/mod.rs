@@ -11,9 +11,10 @@
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
 //! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)
-//! marking and validation), `migration` (path validation, NAT rebinding, [`Connection::migrate`]) and
+//! marking and validation), `migration` (path validation, NAT rebinding, [`Connection::migrate`]),
 //! `early_data` (0-RTT keys, remembered transport parameters, acceptance and rejection,
-//! [`Connection::handshake_kind`]).
+//! [`Connection::handshake_kind`]), `pmtud` (a path's MTU search, [`MtuDiscoveryConfig`]) and `mtu` (probes,
+//! acknowledgements and losses fed to each path's search, a new size applied).
 
 mod alt_path;
 mod cids;
@@ -27,8 +28,10 @@ mod frames_out;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
 mod migration;
+mod mtu;
 mod multipath;
 mod paths;
+mod pmtud;
 mod probes;
 mod qlog;
 mod recv;
@@ -63,6 +66,7 @@ pub use reinject::{
     AUTO_THRESHOLD_DIVISOR, MAX_ACK_THRESHOLD, MIN_ACK_THRESHOLD, ReinjectionConfig, ReinjectionConfigError,
     ReinjectionStats,
 };
+pub use pmtud::{BASE_PLPMTU, MtuDiscoveryConfig, MtuDiscoveryConfigError};
 pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
@@ -170,6 +174,8 @@ pub struct ConnectionStats {
     pub bytes_sent: u64,
     /// Key updates performed.
     pub key_updates: u64,
+    /// Path MTU black holes detected (a path fell back to 1200 bytes), over all paths.
+    pub mtu_black_holes: u64,
     /// Receiver statistics: reassembly-buffer occupancy and head-of-line delay of received stream data.
     pub reassembly: crate::proto::streams::ReassemblyStats,
     /// Opportunistic retransmission and penalisation ([`TransportConfig::reinjection`]).
@@ -312,6 +318,9 @@ pub enum ConnectError {
     /// A reinjection setting is outside its range.
     #[error("{0}")]
     Reinjection(#[from] ReinjectionConfigError),
+    /// A path MTU discovery setting is outside its range.
+    #[error("{0}")]
+    MtuDiscovery(#[from] MtuDiscoveryConfigError),
 }
 
 /// Everything a new connection is built from.
@@ -426,6 +435,9 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         new.config.streams.validate()?;
         new.config.reinjection.validate()?;
+        if let Some(m) = &new.config.mtu_discovery {
+            m.validate()?;
+        }
         let crypto_side = match new.side {
             Side::Client => crate::proto::crypto::Side::Client,
             Side::Server => crate::proto::crypto::Side::Server,

@@ -46,7 +46,12 @@ pub(super) struct Path {
     pub(super) status_seq_out: u64,
     /// A PATH_STATUS frame with the current status waits to be sent.
     pub(super) status_pending: bool,
+    /// The maximum UDP payload sent on this path: `TransportConfig::max_udp_payload` at first, then what path
+    /// MTU discovery found (`pmtud`).
     pub(super) mtu: u16,
+    /// Path MTU discovery of this path, created once the path may probe (`None` while it may not, or when
+    /// discovery is off).
+    pub(super) pmtud: Option<super::pmtud::Pmtud>,
     pub(super) status: PathStatus,
     /// PATH_CHALLENGE data to echo in a PATH_RESPONSE on this path (one slot: a newer challenge replaces an
     /// older one, which bounds the work a peer can ask for).
@@ -130,6 +135,7 @@ impl Path {
             status_seq_out: 0,
             status_pending: false,
             mtu,
+            pmtud: None,
             status: PathStatus::Available,
             path_response: None,
             response_to: None,

@@ -13,6 +13,9 @@
 //!   `smoothed_rtt`, `min_rtt`, `latest_rtt`, `rtt_variance` (ms), `pto_count`, `ssthresh` and
 //!   `pacing_rate` when the controller has them. Written when the window or an RTT estimate changed, or when
 //!   bytes in flight changed through received ACKs or a timer (not after every packet sent).
+//! - `connectivity:mtu_updated` (`mtu::apply_mtu_change`, when path MTU discovery changes a path's
+//!   maximum datagram size): `old`, `new` (bytes of UDP payload), `done` (the search is complete) and
+//!   `path_id`. qlog 0.3's name; later qlog drafts call it `quic:mtu_updated` with the same fields.
 //! - `connectivity:connection_state_updated`: `old`, `new` ∈ `handshake_complete`, `handshake_confirmed`,
 //!   `closing`, `draining`, `closed`.
 //! - `transport:parameters_set`: `owner` `local` (when the connection is created) or `remote` (when the
@@ -339,6 +342,20 @@ impl Connection {
                 o.str("trigger", trigger);
             });
         }
+        self.qlog_check();
+    }
+
+    /// `connectivity:mtu_updated` for `path`.
+    pub(super) fn qlog_mtu_updated(&mut self, now: Instant, path: PathId, change: super::pmtud::MtuChange) {
+        let Some(q) = self.qlog.as_deref_mut() else {
+            return;
+        };
+        q.stream.event(now, "connectivity:mtu_updated", |o| {
+            o.u64("old", u64::from(change.old));
+            o.u64("new", u64::from(change.new));
+            o.bool("done", change.done);
+            o.u64("path_id", u64::from(path.0));
+        });
         self.qlog_check();
     }
 

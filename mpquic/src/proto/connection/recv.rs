@@ -530,6 +530,9 @@ impl Connection {
             }
         }
         self.count_lost(path_id, &outcome.lost);
+        if space == SpaceId::Data {
+            self.mtu_on_ack_and_loss(now, path_id, &outcome.acked, &outcome.lost);
+        }
         self.ecn_on_lost(path_id, outcome.lost.len() as u64);
         self.ecn_on_ack(
             path_id,

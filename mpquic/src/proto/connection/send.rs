@@ -111,6 +111,13 @@ impl Connection {
         self.duplicate_on.clear();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let zero_rtt_work = self.zero_rtt_has_work();
+        if !long_work.iter().any(|w| *w) && !zero_rtt_work {
+            if let Some((path, size)) = self.mtu_probe_due(now) {
+                if let Some(t) = self.transmit_mtu_probe(now, path, size, buf, base) {
+                    return Some(t);
+                }
+            }
+        }
         // A scheduler decision is carried out by a data packet (see `scheduling`): when path-bound work
         // claims the datagram for another path, the decision waits for the next datagram.
         let (path_id, data_path) = if long_work.iter().any(|w| *w) || zero_rtt_work {
@@ -129,7 +136,7 @@ impl Connection {
         };
         let path = self.paths.get(&path_id)?;
         let budget = usize::try_from(path.amplification_budget()).unwrap_or(usize::MAX);
-        let max_size = usize::from(path.mtu).min(budget);
+        let max_size = self.pto_probe_size_cap(path_id, usize::from(path.mtu).min(budget));
         if max_size < 64 {
             if let Some(p) = self.paths.get_mut(&path_id) {
                 p.recovery.set_amplification_limited(now, true);
@@ -633,7 +640,7 @@ impl Connection {
         tracking: Tracking,
         records: Records,
     ) -> Option<()> {
-        let ack_eliciting = tracking == Tracking::AckEliciting;
+        let ack_eliciting = matches!(tracking, Tracking::AckEliciting | Tracking::MtuProbe);
         let mut target = start + pe.min_packet_len();
         if let Some(p) = pad_to {
             target = target.max(p);
@@ -760,6 +767,46 @@ impl Connection {
         })
     }
 
+    /// A path-MTU probe (RFC 9000 §14.4: PING and PADDING): one 1-RTT packet of exactly
+    /// `size` bytes of UDP payload on `path_id`, ack-eliciting and in flight, carrying nothing to
+    /// retransmit. Its loss is no congestion signal (`PathRecovery::set_mtu_probe`).
+    fn transmit_mtu_probe(
+        &mut self,
+        now: Instant,
+        path_id: PathId,
+        size: u16,
+        buf: &mut Vec<u8>,
+        base: usize,
+    ) -> Option<Transmit> {
+        let parts = self.header_parts(Level::OneRtt, SpaceId::Data, path_id)?;
+        let (pn, pn_len) = (parts.pn, parts.pn_len);
+        let header = parts.header(Level::OneRtt);
+        let size = usize::from(size);
+        if header.encoded_len(pn_len) + 1 + TAG_LEN > size {
+            return None;
+        }
+        let pe = header.encode(pn, pn_len, buf);
+        // RFC 9000 §14.4: "Endpoints could limit the content of PMTU probes to PING and PADDING frames, since
+        // packets that are larger than the current maximum datagram size are more likely to be dropped by
+        // the network."
+        Frame::Ping.encode(buf);
+        self.seal_packet(
+            now,
+            Level::OneRtt,
+            path_id,
+            pn,
+            pe,
+            base,
+            buf,
+            Some(base + size),
+            Tracking::MtuProbe,
+            Vec::new(),
+        )?;
+        self.on_mtu_probe_sent(path_id, pn);
+        self.on_ack_eliciting_sent(now);
+        self.finish_transmit(path_id, buf.len() - base)
+    }
+
     /// Sends CONNECTION_CLOSE at every level the peer may be able to read (RFC 9000 §10.2.3).
     fn transmit_close(&mut self, now: Instant, buf: &mut Vec<u8>, base: usize) -> Option<Transmit> {
         let State::Closing { frame, .. } = &self.state else {
@@ -873,6 +920,8 @@ pub(super) enum Tracking {
     NotAckEliciting,
     /// A probe sent to another 4-tuple: remembered for ACK validation only.
     OffPath,
+    /// A path-MTU probe: ack-eliciting and in flight, but its loss is no congestion signal.
+    MtuProbe,
 }
 
 impl Tracking {

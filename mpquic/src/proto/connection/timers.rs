@@ -27,6 +27,7 @@ impl Connection {
         consider(self.key_discard_deadline);
         consider(self.validation_timeout());
         consider(self.abandoned_path_timeout());
+        consider(self.mtu_timeout());
         for s in &self.spaces {
             if s.keys.is_some() {
                 consider(s.ack.ack_deadline());
@@ -126,6 +127,7 @@ impl Connection {
         if self.abandoned_path_timeout().is_some_and(|t| now >= t) {
             self.on_abandoned_path_timeout(now);
         }
+        self.mtu_on_timeout(now);
         let ids: Vec<_> = self.paths.keys().copied().collect();
         for id in ids {
             let Some(p) = self.paths.get_mut(&id) else {
@@ -140,8 +142,11 @@ impl Connection {
                     self.prepare_probe(id, space, probes);
                     self.reinject_if_failed(id);
                 }
-                TimeoutOutcome::Lost { lost, .. } => {
+                TimeoutOutcome::Lost { lost, space, .. } => {
                     self.count_lost(id, &lost);
+                    if space == SpaceId::Data {
+                        self.mtu_on_ack_and_loss(now, id, &[], &lost);
+                    }
                     self.ecn_on_lost(id, lost.len() as u64);
                     for r in lost {
                         self.on_records_lost(r.frames);
@@ -153,6 +158,5 @@ impl Connection {
                 }
             }
         }
-        let _ = SpaceId::Data;
     }
 }

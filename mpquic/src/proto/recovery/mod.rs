@@ -308,6 +308,8 @@ pub struct PathRecovery<T> {
     peer_completed_address_validation: bool,
     amplification_limited: bool,
     timer: Option<Instant>,
+    /// The Application-data packet number of the latest path-MTU probe ([`PathRecovery::set_mtu_probe`]).
+    mtu_probe: Option<u64>,
 }
 
 impl<T> PathRecovery<T> {
@@ -358,6 +360,7 @@ impl<T> PathRecovery<T> {
             peer_completed_address_validation: false,
             amplification_limited: false,
             timer: None,
+            mtu_probe: None,
         }
     }
 
@@ -487,6 +490,15 @@ impl<T> PathRecovery<T> {
         self.config.max_datagram_size = max_datagram_size;
         self.pacer
             .set_burst(max_datagram_size, self.config.pacer_burst_packets);
+    }
+
+    /// The Application-data packet `pn` just sent is a path-MTU probe (RFC 9000 §14.4: "Loss of a QUIC packet
+    /// that is carried in a PMTU probe is therefore not a reliable indication of congestion and SHOULD NOT
+    /// trigger a congestion control reaction"). Its loss leaves the flight like any other, but it is kept out
+    /// of the congestion event and of the persistent-congestion verdict. It is counted in flight while
+    /// outstanding (the connection sends a probe only when the window has room for it).
+    pub fn set_mtu_probe(&mut self, pn: u64) {
+        self.mtu_probe = Some(pn);
     }
 
     /// The PTO period of `space` without backoff: `smoothed_rtt + max(4·rttvar, kGranularity)`, plus
@@ -727,8 +739,13 @@ impl<T> PathRecovery<T> {
         );
         sp.loss_time = detected.loss_time;
         let pc_duration = loss::persistent_congestion_duration(&self.rtt, self.max_ack_delay);
+        let probe = self.mtu_probe.filter(|_| space == SpaceId::Data);
         let pc = loss::persistent_congestion(
-            detected.lost.iter().map(lost_info),
+            detected
+                .lost
+                .iter()
+                .filter(|(pn, _)| Some(*pn) != probe)
+                .map(lost_info),
             self.rtt.first_sample_time(),
             pc_duration,
             |a, b| sp.sent.any_acked_between(a, b),
@@ -768,7 +785,7 @@ impl<T> PathRecovery<T> {
             });
         }
         out.persistent_congestion = pc;
-        out.lost = self.on_packets_lost(now, detected.lost, pc, cc);
+        out.lost = self.on_packets_lost(now, detected.lost, pc, probe, cc);
 
         if let Some(sent) = newest_in_flight {
             self.window_use.on_ack(now, sent);
@@ -816,18 +833,29 @@ impl<T> PathRecovery<T> {
     }
 
     /// Removes lost packets from the flight, tells the delivery-rate estimator and the controller (one
-    /// [`CongestionEvent`] for the newest lost in-flight packet), and returns the records.
+    /// [`CongestionEvent`] for the newest lost in-flight packet other than the path-MTU probe `mtu_probe`),
+    /// and returns the records.
     fn on_packets_lost(
         &mut self,
         now: Instant,
         lost: Vec<(u64, SentPacket<T>)>,
         persistent_congestion: bool,
+        mtu_probe: Option<u64>,
         cc: &mut dyn CongestionController,
     ) -> Vec<PacketRecord<T>> {
-        let bytes = lost_bytes(&lost);
+        let all_bytes = lost_bytes(&lost);
+        let probe_bytes: u64 = lost
+            .iter()
+            .filter(|(pn, p)| p.in_flight && Some(*pn) == mtu_probe)
+            .map(|(_, p)| u64::from(p.size))
+            .sum();
+        // RFC 8899 §3 (probe loss recovery) and RFC 9000 §14.4: the loss of a probe is no congestion signal;
+        // the probe leaves the flight without a controller event.
+        self.bytes_in_flight = self.bytes_in_flight.saturating_sub(probe_bytes);
+        let bytes = all_bytes.saturating_sub(probe_bytes);
         let newest_in_flight = lost
             .iter()
-            .filter(|(_, p)| p.in_flight)
+            .filter(|(pn, p)| p.in_flight && Some(*pn) != mtu_probe)
             .map(|(_, p)| p.time_sent)
             .max();
         if persistent_congestion {
@@ -960,13 +988,18 @@ impl<T> PathRecovery<T> {
                 self.config.packet_threshold,
             );
             sp.loss_time = detected.loss_time;
+            let probe = self.mtu_probe.filter(|_| space == SpaceId::Data);
             let pc = loss::persistent_congestion(
-                detected.lost.iter().map(lost_info),
+                detected
+                    .lost
+                    .iter()
+                    .filter(|(pn, _)| Some(*pn) != probe)
+                    .map(lost_info),
                 self.rtt.first_sample_time(),
                 loss::persistent_congestion_duration(&self.rtt, self.max_ack_delay),
                 |a, b| sp.sent.any_acked_between(a, b),
             );
-            let lost = self.on_packets_lost(now, detected.lost, pc, cc);
+            let lost = self.on_packets_lost(now, detected.lost, pc, probe, cc);
             self.set_loss_detection_timer(now);
             return TimeoutOutcome::Lost {
                 space,

@@ -901,3 +901,55 @@ fn an_under_used_window_does_not_grow_even_with_data_waiting() {
         r.debug_check();
     }
 }
+
+/// RFC 9000 §14.4: the loss of a path-MTU probe "SHOULD NOT trigger a congestion control reaction". Packets
+/// 0 (a 1452-byte probe) and 1..=4 are sent; the ACK of 2..=4 declares 0 and 1 lost by the packet threshold
+/// (3): one congestion event for packet 1 alone (1200 bytes lost, newest lost is packet 1), and bytes in flight
+/// drop by both (0 after the ACK). Without the probe mark the event would count 2652 bytes.
+#[test]
+fn lost_mtu_probe_is_no_congestion_signal() {
+    let mut r = data_path();
+    let mut cc = Recorder::default();
+    let now = t0();
+    let probe = OutgoingPacket { size: 1452, ..pkt(0) };
+    let pn = r.on_packet_sent(now, SpaceId::Data, probe, &mut cc).unwrap();
+    r.set_mtu_probe(pn);
+    for _ in 1..=4 {
+        send(&mut r, &mut cc, now, SpaceId::Data);
+    }
+    assert_eq!(r.bytes_in_flight(), 1452 + 4 * 1200);
+    cc.take();
+    let out = ack(&mut r, &mut cc, now + ms(10), SpaceId::Data, &[2..=4]);
+    assert_eq!(pns(&out.lost), vec![0, 1]);
+    let congestion: Vec<_> = cc
+        .take()
+        .into_iter()
+        .filter_map(|e| match e {
+            Ev::Congestion(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(congestion.len(), 1);
+    assert_eq!(congestion[0].lost_bytes, 1200);
+    assert_eq!(r.bytes_in_flight(), 0);
+
+    // Only the probe lost: no congestion event at all.
+    let mut r = data_path();
+    let pn = r
+        .on_packet_sent(
+            now,
+            SpaceId::Data,
+            OutgoingPacket { size: 1452, ..pkt(0) },
+            &mut cc,
+        )
+        .unwrap();
+    r.set_mtu_probe(pn);
+    for _ in 1..=3 {
+        send(&mut r, &mut cc, now, SpaceId::Data);
+    }
+    cc.take();
+    let out = ack(&mut r, &mut cc, now + ms(10), SpaceId::Data, &[1..=3]);
+    assert_eq!(pns(&out.lost), vec![0]);
+    assert!(!cc.take().iter().any(|e| matches!(e, Ev::Congestion(_))));
+    assert_eq!(r.bytes_in_flight(), 0);
+}

@@ -149,7 +149,15 @@ fn spoofed_source_does_not_redirect_the_path() {
 
 #[test]
 fn spoofed_source_alone_reverts_after_validation_timeout() {
-    let mut p = Pair::new(None, TransportConfig::default(), 16);
+    let mut p = Pair::new(
+        None,
+        TransportConfig {
+            // Only the packets the test injects move the path (a path-MTU probe is a non-probing packet).
+            mtu_discovery: None,
+            ..TransportConfig::default()
+        },
+        16,
+    );
     p.handshake();
     // A spoofed copy of one client packet; the genuine copy then arrives as a duplicate and the client stays
     // silent afterwards.
@@ -180,7 +188,15 @@ fn spoofed_source_alone_reverts_after_validation_timeout() {
 
 #[test]
 fn probing_packet_from_new_address_does_not_move_the_path() {
-    let mut p = Pair::new(None, TransportConfig::default(), 17);
+    let mut p = Pair::new(
+        None,
+        TransportConfig {
+            // Only the packets the test injects move the path (a path-MTU probe is a non-probing packet).
+            mtu_discovery: None,
+            ..TransportConfig::default()
+        },
+        17,
+    );
     p.handshake();
     p.run_for(Duration::from_millis(100));
     // A PATH_CHALLENGE-only packet from a new address: answered there, path unchanged.
@@ -392,7 +408,15 @@ fn client_can_decline_the_preferred_address() {
 
 #[test]
 fn apparent_migration_challenges_the_previous_address_rfc9000_9_3_3() {
-    let mut p = Pair::new(None, TransportConfig::default(), 34);
+    let mut p = Pair::new(
+        None,
+        TransportConfig {
+            // Only the packets the test injects move the path (a path-MTU probe is a non-probing packet).
+            mtu_discovery: None,
+            ..TransportConfig::default()
+        },
+        34,
+    );
     p.handshake();
     let s = p.client.conn().open_bi().unwrap();
     p.client.conn().write(s, bytes::Bytes::from_static(b"x")).unwrap();

@@ -19,6 +19,7 @@ mod limits;
 mod migration;
 mod multipath;
 mod path_limits;
+mod pmtud;
 mod probes;
 mod qlog;
 mod random;
