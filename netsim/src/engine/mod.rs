@@ -287,7 +287,9 @@ fn transport_config(
             crate::scenario::AckPath::LowestRtt => mpquic::proto::connection::AckPathPolicy::LowestRtt,
         },
         // Path MTU discovery only where a flow asks for it: the studies ran with 1200-byte datagrams.
-        mtu_discovery: spec.mtu_discovery.then(mpquic::proto::connection::MtuDiscoveryConfig::default),
+        mtu_discovery: spec
+            .mtu_discovery
+            .then(mpquic::proto::connection::MtuDiscoveryConfig::default),
         max_idle_timeout: idle,
         congestion_controller: cc.to_owned(),
         scheduler: sched.to_owned(),

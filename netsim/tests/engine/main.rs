@@ -12,8 +12,8 @@
 mod dead_peer;
 mod multipath;
 mod paper_intent;
-mod reinjection;
 mod pmtud;
+mod reinjection;
 mod schedulers;
 mod validation;
 mod workloads;

@@ -62,11 +62,11 @@ pub use ecn::EcnStatus;
 pub use events::{ConnectionError, EndpointEvent, Event};
 pub use migration::MigrateError;
 pub use multipath::ClosePathError;
+pub use pmtud::{BASE_PLPMTU, MtuDiscoveryConfig, MtuDiscoveryConfigError};
 pub use reinject::{
     AUTO_THRESHOLD_DIVISOR, MAX_ACK_THRESHOLD, MIN_ACK_THRESHOLD, ReinjectionConfig, ReinjectionConfigError,
     ReinjectionStats,
 };
-pub use pmtud::{BASE_PLPMTU, MtuDiscoveryConfig, MtuDiscoveryConfigError};
 pub(crate) use retry::Tokens;
 
 use crate::cc::{CongestionController, PathId};
