@@ -21,7 +21,8 @@
 //!   the send buffer even while flow control does not bind yet (a peer with a large window).
 //!
 //! Only with two or more usable paths (validated, not abandoned, not backup, not potentially failed), only
-//! onto a path faster than the holder (lower smoothed RTT), and only when the copy helps: it is expected back
+//! onto another path than the holder (the one with the lowest smoothed RTT), and only when the copy helps: it
+//! is expected back
 //! before the original, or the original is overdue (older than its path's probe timeout; a packet that only
 //! waits its path's normal round trip is left alone). The repeated bytes go out before new data,
 //! like lost data; the stream receiver drops what it already has (RFC 9000 §2.2: "Data that has already been
@@ -164,7 +165,7 @@ pub(super) enum ReinjectPlan {
 /// Where a hole's copy may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
-    /// No usable path faster than the holder.
+    /// No usable path other than the holder.
     None,
     /// The fastest such path, which can send now.
     Now(PathId),
@@ -230,15 +231,17 @@ impl Connection {
             .map_or(Duration::MAX, |x| x.recovery.rtt().smoothed())
     }
 
-    /// The path for a copy of a hole held by `holder`: the usable path, other than the holder and faster than
-    /// it, with the lowest smoothed RTT.
+    /// The path for a copy of a hole held by `holder`: the usable path other than the holder with the lowest
+    /// smoothed RTT. It need not be faster than the holder by its estimate: a held path's smoothed RTT can
+    /// lag behind the hold (its few samples come from packets that did get through), so whether the copy
+    /// helps is judged from the original's age ([`Connection::copy_helps`]); as in Linux MPTCP, only the
+    /// penalty requires the holder to be the slower path.
     fn reinject_target(&self, holder: Option<PathId>, now: Instant) -> Target {
-        let limit = holder.map_or(Duration::MAX, |h| self.srtt(h));
         let best = self
             .paths
             .keys()
             .copied()
-            .filter(|p| Some(*p) != holder && self.reinject_usable(*p) && self.srtt(*p) < limit)
+            .filter(|p| Some(*p) != holder && self.reinject_usable(*p))
             .min_by_key(|p| (self.srtt(*p), *p));
         match best {
             None => Target::None,
@@ -291,7 +294,7 @@ impl Connection {
                 match self.reinject_target(p.holder, now) {
                     Target::Now(path) => return ReinjectPlan::On(path),
                     Target::Later => return ReinjectPlan::Wait,
-                    // No faster path any more: the scheduler places it like lost data.
+                    // No other usable path any more: the scheduler places it like lost data.
                     Target::None => {}
                 }
             }
@@ -331,7 +334,7 @@ impl Connection {
         let found = self.hole_holder(id, first);
         let holder = found.map(|(p, _)| p);
         let Target::Now(target) = self.reinject_target(holder, now) else {
-            // No faster path, or it cannot send now: try again at the next packet.
+            // No other usable path, or it cannot send now: try again at the next packet.
             return ReinjectPlan::Scheduler;
         };
         if let Some((h, sent)) = found {
@@ -355,7 +358,7 @@ impl Connection {
             ?holder,
             ?target,
             ?why,
-            "re-sending a hole on a faster path"
+            "re-sending a hole on another path"
         );
         let stats = &mut self.reinject.stats;
         stats.holes += 1;
@@ -363,7 +366,14 @@ impl Connection {
         if why == Trigger::FlowControl {
             stats.on_flow_control += 1;
         }
-        if let Some(h) = holder.filter(|_| cfg.penalise) {
+        // NSDI 2012 §4.2 / Linux MPTCP: the holder is penalised only if it is the slower path: by its smoothed
+        // RTT, or by this packet, overdue (older than the holder's probe timeout) where its estimate lags.
+        let overdue = found.is_some_and(|(h, sent)| {
+            self.paths
+                .get(&h)
+                .is_some_and(|x| now.saturating_duration_since(sent) >= x.recovery.pto(SpaceId::Data))
+        });
+        if let Some(h) = holder.filter(|h| cfg.penalise && (overdue || self.srtt(*h) > self.srtt(target))) {
             self.penalise(h, now);
         }
         self.reinject.pending = Some(Pending {
