@@ -91,6 +91,24 @@ pub struct EndpointEnv {
     pub mpquic_cc: Option<String>,
     /// mpquic only: scheduler spec (`MPQUIC_SCHEDULER`, e.g. `roundrobin`; default: the library's).
     pub mpquic_scheduler: Option<String>,
+    /// mpquic only: opportunistic retransmission on or off (`MPQUIC_REINJECTION=on|off`; default: the
+    /// library's).
+    pub mpquic_reinjection: Option<bool>,
+    /// mpquic only: path MTU discovery on or off (`MPQUIC_PMTUD=on|off`; default: the library's).
+    pub mpquic_pmtud: Option<bool>,
+}
+
+/// An `on`/`off` variable.
+fn on_off(name: &'static str) -> Result<Option<bool>, InteropError> {
+    match var(name).as_deref() {
+        None => Ok(None),
+        Some("on") => Ok(Some(true)),
+        Some("off") => Ok(Some(false)),
+        Some(other) => Err(InteropError::Env {
+            name,
+            problem: format!("{other:?}: want on or off"),
+        }),
+    }
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -209,6 +227,8 @@ impl EndpointEnv {
         Ok(EndpointEnv {
             mpquic_cc,
             mpquic_scheduler,
+            mpquic_reinjection: on_off("MPQUIC_REINJECTION")?,
+            mpquic_pmtud: on_off("MPQUIC_PMTUD")?,
             role,
             testcase: var("TESTCASE").unwrap_or_default(),
             requests,

@@ -27,6 +27,12 @@ fn transport(env: &EndpointEnv) -> mp::TransportConfig {
     if let Some(s) = &env.mpquic_scheduler {
         t.scheduler.clone_from(s);
     }
+    if let Some(on) = env.mpquic_reinjection {
+        t.reinjection.enabled = on;
+    }
+    if env.mpquic_pmtud == Some(false) {
+        t.mtu_discovery = None;
+    }
     if let Some(dir) = &env.qlogdir {
         t.qlog = Some(mp::qlog_directory(dir.clone()));
     }

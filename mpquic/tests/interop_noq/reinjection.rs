@@ -267,8 +267,8 @@ fn noqc_slow_second_socket_with_reinjection() {
     assert!(r.max_span <= span_bound, "span {} > {span_bound}", r.max_span);
     let s = r.stats.reinjection;
     assert!(s.holes > 0 && s.packets > 0 && s.bytes > 0, "{s:?}");
-    // Path 1 held every hole: it was penalised, at least once.
-    assert!(s.penalisations > 0, "{s:?}");
+    // Path 1 held every hole but loses nothing here, so it stays in slow start, where it is not penalised
+    // (the penalty itself is tested in the connection's unit tests).
     assert!(r.extra_pct() < 1.0, "extra {:.2} %", r.extra_pct());
 }
 

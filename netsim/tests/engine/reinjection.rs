@@ -113,14 +113,15 @@ fn run(extra: &str) -> Run {
 /// 2.5 MB/s = 20 ms after the hole's packet left, and the hole (older than the fast round trip, so a copy
 /// there arrives first) is re-sent on the fast path: 10 ms of round trip plus at most one BDP of queue
 /// (5 ms) plus the receiver's max_ack_delay (25 ms): a hole lives at most 20 + 15 + 25 = 60 ms (measured:
-/// 19 ms, shorter than without). The window then turns over faster: goodput rises by more than 30 %
-/// (measured: 5.29 MB → 8.16 MB in 4 s).
+/// 15 ms, shorter than without). The window then turns over faster: goodput rises by more than 30 %
+/// (measured: 5.29 MB → 7.83 MB in 4 s). Neither path loses a packet (the window, not the links, is the
+/// limit), so both stay in slow start, where the holder is not penalised.
 #[test]
 fn reinjection_bounds_the_hole_a_slow_path_holds_in_a_small_window() {
     let off = run("");
     let on = run("reinjection = true");
     assert_eq!((off.holes, off.penalisations), (0, 0));
-    assert!(on.holes > 0 && on.penalisations > 0, "{on:?}");
+    assert!(on.holes > 0 && on.penalisations == 0, "{on:?}");
     assert!(off.longest_hole >= Duration::from_millis(35), "{off:?}");
     assert!(on.longest_hole <= Duration::from_millis(60), "{on:?}");
     assert!(on.longest_hole < off.longest_hole, "{on:?} vs {off:?}");

@@ -390,6 +390,14 @@ impl Connection {
         let Some(p) = self.paths.get(&path) else {
             return;
         };
+        // Linux MPTCP halves a slow-starting subflow's window but keeps its slow-start threshold ("If in slow
+        // start, do not reduce the ssthresh"), so the path goes on searching for its rate. A congestion event
+        // would end the search (CUBIC's ssthresh drops to 0.7 of a window that is still growing, and on a long
+        // path the window takes many seconds to come back), so a path still in slow start (BBR: startup) is not
+        // penalised here.
+        if matches!(self.cc.state(path), Some("slow_start" | "startup")) {
+            return;
+        }
         let rtt = p.recovery.rtt();
         if self
             .reinject
