@@ -122,6 +122,49 @@ async fn bounded<F: std::future::Future<Output = ()>>(f: F) {
     tokio::time::timeout(TIMEOUT, f).await.expect("test timed out");
 }
 
+/// The mpquic server's half: serves one connection's request, waits for discovery, and returns the MTU it
+/// reached (its address, and the task that yields that MTU).
+fn spawn_mpquic_server(c: &common::Certs) -> (std::net::SocketAddr, tokio::task::JoinHandle<u16>) {
+    let server = mp_server(c);
+    let addr = server.local_addr();
+    let srv = tokio::spawn(async move {
+        let conn = server.accept().await.unwrap().await.unwrap();
+        let (send, recv) = conn.accept_bi().await.unwrap();
+        serve(send, recv).await;
+        wait_mtu("mpquic server", || mp_mtu(&conn)).await;
+        // The client closes once it has read everything: all of it was sent.
+        let _ = conn.closed().await;
+        assert_large_datagrams(&conn);
+        let mtu = mp_mtu(&conn);
+        drop(conn);
+        server.wait_idle().await;
+        mtu
+    });
+    (addr, srv)
+}
+
+/// The mpquic client's half against the server at `addr` (whose task `peer` yields the MTU it reached):
+/// waits for discovery, uploads (`upload`) or downloads, checks both sides reached [`EXPECTED_MTU`].
+async fn mpquic_client_run(
+    c: &common::Certs,
+    addr: std::net::SocketAddr,
+    upload: bool,
+    peer: tokio::task::JoinHandle<u16>,
+) {
+    let client = mp_client(c);
+    let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
+    wait_mtu("mpquic client", || mp_mtu(&conn)).await;
+    let (send, recv) = conn.open_bi().await.unwrap();
+    fetch(send, recv, upload).await;
+    assert_eq!(mp_mtu(&conn), EXPECTED_MTU);
+    if upload {
+        assert_large_datagrams(&conn);
+    }
+    conn.close(mp::VarInt::from_u32(0), b"done");
+    assert_eq!(peer.await.unwrap(), EXPECTED_MTU);
+    client.wait_idle().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mpquic_client_quinn_server_both_discover_1452() {
     bounded(async {
@@ -139,16 +182,7 @@ async fn mpquic_client_quinn_server_both_discover_1452() {
             conn.closed().await;
             mtu
         });
-        let client = mp_client(&c);
-        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
-        wait_mtu("mpquic client", || mp_mtu(&conn)).await;
-        let (send, recv) = conn.open_bi().await.unwrap();
-        fetch(send, recv, true).await;
-        assert_eq!(mp_mtu(&conn), EXPECTED_MTU);
-        assert_large_datagrams(&conn);
-        conn.close(mp::VarInt::from_u32(0), b"done");
-        assert_eq!(srv.await.unwrap(), EXPECTED_MTU);
-        client.wait_idle().await;
+        mpquic_client_run(&c, addr, true, srv).await;
     })
     .await;
 }
@@ -157,21 +191,7 @@ async fn mpquic_client_quinn_server_both_discover_1452() {
 async fn quinn_client_mpquic_server_both_discover_1452() {
     bounded(async {
         let c = certs();
-        let server = mp_server(&c);
-        let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            let (send, recv) = conn.accept_bi().await.unwrap();
-            serve(send, recv).await;
-            wait_mtu("mpquic server", || mp_mtu(&conn)).await;
-            // The client closes once it has read everything: all of it was sent.
-            let _ = conn.closed().await;
-            assert_large_datagrams(&conn);
-            let mtu = mp_mtu(&conn);
-            drop(conn);
-            server.wait_idle().await;
-            mtu
-        });
+        let (addr, srv) = spawn_mpquic_server(&c);
         let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls_client(&c)).unwrap();
         let mut client = quinn::Endpoint::client(loopback()).unwrap();
         client.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
@@ -208,16 +228,7 @@ async fn mpquic_client_noq_server_both_discover_1452() {
             conn.closed().await;
             mtu
         });
-        let client = mp_client(&c);
-        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
-        wait_mtu("mpquic client", || mp_mtu(&conn)).await;
-        let (send, recv) = conn.open_bi().await.unwrap();
-        fetch(send, recv, true).await;
-        assert_eq!(mp_mtu(&conn), EXPECTED_MTU);
-        assert_large_datagrams(&conn);
-        conn.close(mp::VarInt::from_u32(0), b"done");
-        assert_eq!(srv.await.unwrap(), EXPECTED_MTU);
-        client.wait_idle().await;
+        mpquic_client_run(&c, addr, true, srv).await;
     })
     .await;
 }
@@ -226,21 +237,7 @@ async fn mpquic_client_noq_server_both_discover_1452() {
 async fn noq_client_mpquic_server_both_discover_1452() {
     bounded(async {
         let c = certs();
-        let server = mp_server(&c);
-        let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            let (send, recv) = conn.accept_bi().await.unwrap();
-            serve(send, recv).await;
-            wait_mtu("mpquic server", || mp_mtu(&conn)).await;
-            // The client closes once it has read everything: all of it was sent.
-            let _ = conn.closed().await;
-            assert_large_datagrams(&conn);
-            let mtu = mp_mtu(&conn);
-            drop(conn);
-            server.wait_idle().await;
-            mtu
-        });
+        let (addr, srv) = spawn_mpquic_server(&c);
         let crypto = noq::crypto::rustls::QuicClientConfig::try_from(rustls_client(&c)).unwrap();
         let client = noq::Endpoint::client(loopback()).unwrap();
         client.set_default_client_config(noq::ClientConfig::new(Arc::new(crypto)));
@@ -260,26 +257,8 @@ async fn noq_client_mpquic_server_both_discover_1452() {
 async fn mpquic_to_mpquic_both_discover_1452() {
     bounded(async {
         let c = certs();
-        let server = mp_server(&c);
-        let addr = server.local_addr();
-        let srv = tokio::spawn(async move {
-            let conn = server.accept().await.unwrap().await.unwrap();
-            let (send, recv) = conn.accept_bi().await.unwrap();
-            serve(send, recv).await;
-            wait_mtu("mpquic server", || mp_mtu(&conn)).await;
-            let _ = conn.closed().await;
-            assert_large_datagrams(&conn);
-            mp_mtu(&conn)
-        });
-        let client = mp_client(&c);
-        let conn = client.connect(addr, "localhost").unwrap().await.unwrap();
-        wait_mtu("mpquic client", || mp_mtu(&conn)).await;
-        let (send, recv) = conn.open_bi().await.unwrap();
-        fetch(send, recv, false).await;
-        assert_eq!(mp_mtu(&conn), EXPECTED_MTU);
-        conn.close(mp::VarInt::from_u32(0), b"done");
-        assert_eq!(srv.await.unwrap(), EXPECTED_MTU);
-        client.wait_idle().await;
+        let (addr, srv) = spawn_mpquic_server(&c);
+        mpquic_client_run(&c, addr, false, srv).await;
     })
     .await;
 }
