@@ -403,7 +403,7 @@ async fn receive(shared: Arc<EndpointShared>) {
                 let Some(data) = buf.get_mut(..meta.len) else {
                     continue;
                 };
-                // Multipath (issue 6) finds paths by the local address of each datagram: RecvMeta::dst_ip.
+                // Multipath finds paths by the local address of each datagram: RecvMeta::dst_ip.
                 let local_addr = Some(SocketAddr::new(meta.dst_ip.unwrap_or(local.ip()), local.port()));
                 let ecn = ecn_from_udp(meta.ecn);
                 // One copy per received datagram (each segment of a GRO batch into its own buffer): its

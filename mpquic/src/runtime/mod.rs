@@ -24,7 +24,7 @@
 //! socket, a long burst or the end of the connection. The runtime is the one place that reads the
 //! clock (`clock.rs`) and seeds the core's random generators from the operating system.
 //!
-//! One socket per endpoint is enough for a single path. Multipath (issue 6) needs the local address each
+//! One socket per endpoint is enough for a single path. Multipath needs the local address each
 //! datagram arrived on, to map it to a path: quinn-udp's `RecvMeta::dst_ip` gives it and is already passed to
 //! the core as the datagram's local address.
 //!

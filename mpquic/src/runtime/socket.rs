@@ -2,7 +2,7 @@
 //! batched receives with GRO, ECN codepoints both ways, and the destination address of each received
 //! datagram (`IP_PKTINFO` / `IPV6_RECVPKTINFO`).
 //!
-//! One socket per endpoint. Multipath (issue 6) needs to know which local address each datagram arrived
+//! One socket per endpoint. Multipath needs to know which local address each datagram arrived
 //! on, to find or create its path: [`quinn_udp::RecvMeta::dst_ip`] gives it, and the endpoint already
 //! hands it to the core as the `local` address of every datagram. Sending from a chosen local address uses
 //! [`quinn_udp::Transmit::src_ip`], set from the core's [`Transmit::local`](crate::proto::connection::Transmit).

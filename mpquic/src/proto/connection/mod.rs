@@ -227,7 +227,7 @@ pub struct Connection {
     announced_tokens: Vec<crate::proto::packet::ResetToken>,
     /// Client: the DCID of its first Initial; server: the DCID the client chose.
     orig_dcid: ConnectionId,
-    #[allow(dead_code)] // multipath negotiation (issue 6)
+    #[allow(dead_code)] // multipath negotiation
     local_params: TransportParameters,
     peer_params: Option<TransportParameters>,
     handshake_complete: bool,

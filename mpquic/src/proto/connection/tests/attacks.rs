@@ -1,4 +1,4 @@
-//! Attacks of issue 10 over the pair harness: a peer floods RETIRE_CONNECTION_ID, exhausts stream IDs, sends
+//! Attacks over the pair harness: a peer floods RETIRE_CONNECTION_ID, exhausts stream IDs, sends
 //! out-of-order stream data up to and past the window, never reads, or replays a stateless-reset trigger with
 //! a retired connection ID. Each checks the error code or the drop, and that state stays bounded.
 //! (`docs/proto-connection.md`, "Attacks tested", maps every attack of the issue to its test.)

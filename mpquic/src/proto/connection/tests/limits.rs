@@ -1,4 +1,4 @@
-//! Endpoint and per-connection limits (issue 10), each pushed past. Endpoint: beyond `max_connections` a
+//! Endpoint and per-connection limits, each pushed past. Endpoint: beyond `max_connections` a
 //! client is refused with CONNECTION_REFUSED (RFC 9000 §5.2.2); at `max_handshakes` a client whose address is
 //! not validated gets a Retry (RFC 9000 §8.1.2) and one whose address is validated is refused. Connection
 //! (`ConnectionLimits`, path limits in `path_limits.rs`): PATH_CHALLENGE floods, the CRYPTO buffer, datagram
@@ -160,7 +160,7 @@ fn rfc9000_8_1_2_at_the_handshake_limit_unvalidated_clients_get_a_retry_and_vali
     assert_eq!(p.server.ep.connection_count(), 1);
 }
 
-/// Attack (issue 10): a peer floods PATH_CHALLENGE frames, 100 per packet. RFC 9000 §8.2.2 asks for an
+/// Attack: a peer floods PATH_CHALLENGE frames, 100 per packet. RFC 9000 §8.2.2 asks for an
 /// echo of each, but one slot per path keeps only the newest unanswered challenge, so the server answers at
 /// most once per path per packet it sends: its state stays bounded and its answers do not multiply.
 #[test]

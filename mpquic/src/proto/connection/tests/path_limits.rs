@@ -1,4 +1,4 @@
-//! Path limits (issue 10): path states kept at once (`ConnectionLimits::max_paths`, which bounds the
+//! Path limits: path states kept at once (`ConnectionLimits::max_paths`, which bounds the
 //! initial_max_path_id and the MAX_PATH_ID we grant), path validations in flight (`path_validations`) and
 //! PATH_CHALLENGE data remembered per validation (`path_challenges`), each pushed past by a peer or the
 //! application.
@@ -59,7 +59,7 @@ fn max_paths_caps_the_advertised_path_id_and_a_path_id_above_it_is_protocol_viol
     );
 }
 
-/// Path-ID exhaustion (issue 10): a client opens a path, abandons it as soon as it is validated, and opens the
+/// Path-ID exhaustion: a client opens a path, abandons it as soon as it is validated, and opens the
 /// next, over and over. Abandoned paths linger 3 PTO (draft-ietf-quic-multipath-21 §3), so if each abandonment
 /// raised MAX_PATH_ID at once the server would hold ever more path states; with `max_paths: 3` it never holds
 /// more than 3, and the churn still goes on (path IDs are granted again as lingering states are deleted).

@@ -148,7 +148,7 @@ fn rfc9000_8_1_4_expired_retry_token_is_invalid_token() {
     expect_invalid_token(&mut p, &close);
 }
 
-/// Retry token replay (issue 10): the Initial carrying a valid token, replayed from the same address after
+/// Retry token replay: the Initial carrying a valid token, replayed from the same address after
 /// the server created the connection, is routed to that connection (no second connection, no new state).
 #[test]
 fn rfc9000_8_1_2_a_replayed_retry_token_creates_no_second_connection() {
