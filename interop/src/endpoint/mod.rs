@@ -304,6 +304,16 @@ pub async fn serve_connection<C: Conn>(
         let (conn, progress, www) = (conn.clone(), progress.clone(), www.clone());
         tokio::spawn(async move {
             while let Some((send, recv)) = conn.accept_bi().await {
+                if case == TestCase::MpPathStatus {
+                    // The client validates its second path before it asks for anything, so the path exists by
+                    // now: mark it backup before serving. Left to the control loop's next tick (up to 5 ms
+                    // later), a fast client could get a megabyte over the path first.
+                    for p in conn.paths() {
+                        if p.id != 0 && !p.abandoned {
+                            conn.set_backup(p.id);
+                        }
+                    }
+                }
                 let (progress, www) = (progress.clone(), www.clone());
                 tokio::spawn(async move {
                     match hq::serve(send, recv, &www, progress).await {
