@@ -27,17 +27,17 @@
 // A benchmark binary: it needs the wall clock.
 #![allow(clippy::disallowed_methods)]
 
-use std::error::Error;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mpquic::proto::crypto::{CipherSuite, TlsOptions, client_config, server_config};
 use mpquic::runtime::{self as mp, TransportConfig, VarInt};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
+#[path = "shared/tls.rs"]
+mod tls;
+
+use tls::{Certs, Res, rustls_client, rustls_server};
 
 const ALPN: &[u8] = b"hsrate";
 /// The socket buffers mpquic's runtime asks for (each direction); quinn's sockets get the same.
@@ -136,39 +136,8 @@ fn parse_args() -> Res<Options> {
 
 // ----- configuration shared by both stacks -----
 
-struct Certs {
-    cert: CertificateDer<'static>,
-    key: PrivatePkcs8KeyDer<'static>,
-}
-
 fn certs() -> Res<Certs> {
-    let c = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
-    Ok(Certs {
-        cert: c.cert.der().clone(),
-        key: PrivatePkcs8KeyDer::from(c.signing_key.serialize_der()),
-    })
-}
-
-fn tls_options() -> TlsOptions {
-    TlsOptions {
-        alpn_protocols: vec![ALPN.to_vec()],
-        cipher_suites: vec![CipherSuite::Aes128Gcm],
-        early_data: false,
-    }
-}
-
-fn rustls_server(c: &Certs) -> Res<Arc<rustls::ServerConfig>> {
-    Ok(server_config(
-        vec![c.cert.clone()],
-        PrivateKeyDer::Pkcs8(c.key.clone_key()),
-        &tls_options(),
-    )?)
-}
-
-fn rustls_client(c: &Certs) -> Res<Arc<rustls::ClientConfig>> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(c.cert.clone())?;
-    Ok(client_config(roots, &tls_options())?)
+    tls::certs(ALPN)
 }
 
 fn loopback() -> SocketAddr {

@@ -1,16 +1,12 @@
 //! What every stack shares: certificates and TLS configurations, the pattern data and its check, the
 //! settings of a run (defaults or pinned), and the receiver's report.
 
-use std::error::Error;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use mpquic::proto::crypto::{CipherSuite, TlsOptions, client_config, server_config};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-pub(crate) type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
+pub(crate) use crate::tls::{Certs, Res, rustls_client, rustls_server};
 
 const ALPN: &[u8] = b"bulk";
 /// Length of the pattern buffer every written chunk is a slice of.
@@ -53,41 +49,9 @@ pub(crate) fn server_addr(bound: SocketAddr) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], bound.port()))
 }
 
-pub(crate) struct Certs {
-    cert: CertificateDer<'static>,
-    key: PrivatePkcs8KeyDer<'static>,
-}
-
+/// A fresh self-signed certificate for `localhost` (ALPN `bulk`).
 pub(crate) fn certs() -> Res<Certs> {
-    let c = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?;
-    Ok(Certs {
-        cert: c.cert.der().clone(),
-        key: PrivatePkcs8KeyDer::from(c.signing_key.serialize_der()),
-    })
-}
-
-fn tls_options() -> TlsOptions {
-    TlsOptions {
-        alpn_protocols: vec![ALPN.to_vec()],
-        cipher_suites: vec![CipherSuite::Aes128Gcm],
-        early_data: false,
-    }
-}
-
-/// The server's rustls configuration (TLS_AES_128_GCM_SHA256 only, for every stack).
-pub(crate) fn rustls_server(c: &Certs) -> Res<Arc<rustls::ServerConfig>> {
-    Ok(server_config(
-        vec![c.cert.clone()],
-        PrivateKeyDer::Pkcs8(c.key.clone_key()),
-        &tls_options(),
-    )?)
-}
-
-/// The client's rustls configuration, trusting the self-signed certificate.
-pub(crate) fn rustls_client(c: &Certs) -> Res<Arc<rustls::ClientConfig>> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(c.cert.clone())?;
-    Ok(client_config(roots, &tls_options())?)
+    crate::tls::certs(ALPN)
 }
 
 pub(crate) fn pattern() -> Bytes {

@@ -38,6 +38,8 @@ mod common;
 mod stack_mpquic;
 mod stack_noq;
 mod stack_quinn;
+#[path = "../shared/tls.rs"]
+mod tls;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
