@@ -1,5 +1,5 @@
 //! Coupled CUBIC (Lee, Kim, Kwon, Han, CSSE 45(1), 2023): CUBIC on large-BDP paths, LIA
-//! (RFC 6356, RFC 6356) on small-BDP paths, coupled through LIA's α in which each CUBIC path appears as a
+//! (RFC 6356) on small-BDP paths, coupled through LIA's α in which each CUBIC path appears as a
 //! *virtual Reno window*.
 //!
 //! Per event (Lee et al., CSSE 2023, flowchart; "α1 and α2 are calculated iteratively as the algorithm goes on"):
@@ -181,7 +181,7 @@ pub fn virtual_reno_packets(w_cubic_packets: f64, rtt_secs: f64, c: f64, beta: f
     if v.is_finite() { v } else { 0.0 }
 }
 
-/// LIA's α (RFC 6356; RFC 6356 and §8 Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
+/// LIA's α (RFC 6356 §3, Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
 /// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined.
 fn lia_alpha(paths: impl Iterator<Item = (f64, f64)>) -> (f64, f64, usize) {
     let samples: Vec<lia::PathSample> = paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt }).collect();

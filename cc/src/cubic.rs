@@ -1,4 +1,4 @@
-//! CUBIC (RFC 9438) with the QUIC adaptations of RFC 9438, on top of the RFC 9002 window machinery.
+//! CUBIC (RFC 9438) with the adaptations RFC 9438 gives for QUIC (byte-counted windows), on top of the RFC 9002 window machinery.
 //!
 //! Slow start, the recovery period (RFC 9002 §7.3.2: one reduction per period, no growth for packets sent
 //! before it began), persistent congestion (§7.6.2) and the app-limited rule (§7.8) come from [`RenoWindow`];

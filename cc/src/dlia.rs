@@ -1,4 +1,4 @@
-//! D-LIA: LIA's coupled increase (RFC 6356, RFC 6356, [`crate::lia`]) with the delay-state estimator and
+//! D-LIA: LIA's coupled increase (RFC 6356, [`crate::lia`]) with the delay-state estimator and
 //! dynamic decrease of the D-OLIA study (Lubna et al., Sensors 21:5764, 2021, Algorithms 1–2), as
 //! implemented in [`crate::delay_state`] (see there for every choice the paper leaves open).
 //!

@@ -1,4 +1,4 @@
-//! LIA, the Linked Increases Algorithm of RFC 6356 (RFC 6356), on QUIC's byte-counted windows.
+//! LIA, the Linked Increases Algorithm of RFC 6356, on QUIC's byte-counted windows.
 //!
 //! Each path keeps a [`RenoWindow`], so slow start, the recovery period, the halving on loss, persistent
 //! congestion and the app-limited rule are exactly RFC 9002's (RFC 9002 §7 and Appendix B). LIA changes only the

@@ -1,4 +1,4 @@
-//! NewReno as specified for QUIC: RFC 9002 §7 and Appendix B (RFC 9002 §7 and Appendix B).
+//! NewReno as specified for QUIC: RFC 9002 §7 and Appendix B.
 //!
 //! All of the machinery (slow start, the recovery period, the multiplicative decrease, persistent congestion,
 //! the app-limited rule of §7.8 and pacing at `1.25 · cwnd / smoothed_rtt`, §7.7) lives in [`RenoWindow`];
