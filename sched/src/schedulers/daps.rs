@@ -1,6 +1,6 @@
-//! `daps`: Delay-Aware Packet Scheduling (N. Kuhn, E. Lochin, A. Mifdaoui, G. Sarwar, O. Mehani, R. Boreli, "DAPS: Intelligent Delay-Aware Packet
-//! Scheduling For Multipath Transport", IEEE ICC 2014; implemented after a public DAPS
-//! kernel module).
+//! `daps`: Delay-Aware Packet Scheduling (N. Kuhn, E. Lochin, A. Mifdaoui, G. Sarwar, O. Mehani, R. Boreli,
+//! "DAPS: Intelligent Delay-Aware Packet Scheduling For Multipath Transport", IEEE ICC 2014; implemented after a
+//! public DAPS kernel module).
 //!
 //! **Plan.** For every eligible path `i`: one-way delay `d_i = srtt_i / 2` rounded to a multiple of `step`
 //! (default 4 ms, at least one step) so the plan stays short, and a smoothed window
