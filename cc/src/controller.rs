@@ -30,7 +30,8 @@ pub trait CongestionController: Send + fmt::Debug {
     /// The registry name of the algorithm (`"olia"`, `"cubic"`, …).
     fn name(&self) -> &'static str;
 
-    /// A path was added to the connection (once validated, or for path 0 at connection start).
+    /// A path was added to the connection: when the connection creates it (before its validation completes), or
+    /// for path 0 at connection start.
     fn on_path_added(&mut self, path: PathId, now: Instant, max_datagram_size: u16);
 
     /// A path was abandoned or closed: its state is discarded and it no longer counts in coupled sums.
