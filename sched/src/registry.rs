@@ -110,7 +110,7 @@ const ALIASES: &[(&str, &str)] = &[
 
 /// Builds a scheduler from a specification: `name` or `name:key=value,...`.
 pub fn build(spec: &str) -> Result<Box<dyn Scheduler>, SchedError> {
-    let spec = Spec::parse(spec)?;
+    let spec = Spec::parse(spec, "scheduler")?;
     let name = ALIASES
         .iter()
         .find(|(alias, _)| *alias == spec.name)

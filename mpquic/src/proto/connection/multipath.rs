@@ -151,7 +151,7 @@ impl Connection {
         p.local = local;
         self.cc.on_path_added(id, now, mtu);
         self.sched
-            .on_path_event(&PathEvent::Added(crate::sched::PathId(id.0)));
+            .on_path_event(&PathEvent::Added(id));
         self.paths.insert(id, p);
     }
 
@@ -177,7 +177,7 @@ impl Connection {
         if p.status != status {
             p.status = status;
             self.sched
-                .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(id.0), status));
+                .on_path_event(&PathEvent::StatusChanged(id, status));
             self.events
                 .push_back(super::Event::PathStatusChanged { path: id, status });
         }
@@ -363,7 +363,7 @@ impl Connection {
         self.start_deferred_validations(now);
         self.cc.on_path_removed(id);
         self.sched
-            .on_path_event(&PathEvent::Abandoned(crate::sched::PathId(id.0)));
+            .on_path_event(&PathEvent::Abandoned(id));
         self.events.push_back(super::Event::PathAbandoned { path: id });
         self.issue_cids();
     }
@@ -396,7 +396,7 @@ impl Connection {
             self.local_cids.forget_path(id);
             self.flush_routing_updates();
             self.sched
-                .on_path_event(&PathEvent::Removed(crate::sched::PathId(id.0)));
+                .on_path_event(&PathEvent::Removed(id));
             self.events.push_back(super::Event::PathClosed { path: id });
         }
         if !due.is_empty() {
@@ -419,7 +419,7 @@ impl Connection {
         p.status = status;
         p.status_pending = true;
         self.sched
-            .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(path.0), status));
+            .on_path_event(&PathEvent::StatusChanged(path, status));
         Ok(())
     }
 
