@@ -261,14 +261,8 @@ fn two_paths_with_cc(
         .unwrap();
     let ok = p.drive_until(Duration::from_secs(3), |p| {
         p.server.conns.len() == 1
-            && p.server
-                .conn()
-                .path_stats(PathId(1))
-                .is_some_and(|s| s.validated)
-            && p.client
-                .conn()
-                .path_stats(PathId(1))
-                .is_some_and(|s| s.validated)
+            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
     });
     assert!(ok, "path 1 was not validated by both sides");
     p.run_for(Duration::from_millis(500));
