@@ -3,6 +3,9 @@
 //!
 //! Units: sizes and windows are in **bytes**, rates in **bytes per second**, times are [`Instant`]s supplied by
 //! the caller (the crate never reads a clock).
+//!
+//! [`PathId`] is `mpquic-types`' (re-exported here): the schedulers and the connection name a path by the same
+//! type.
 
 use std::time::{Duration, Instant};
 

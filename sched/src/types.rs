@@ -6,6 +6,9 @@
 //!
 //! Invariant kept here: the per-path availability test of Linux MPTCP's `mptcp_is_available` exists once, in
 //! [`PathView::can_send`]; every scheduler and [`crate::validate`] use it.
+//!
+//! [`PathId`] and [`PathStatus`] are `mpquic-types`' (re-exported here): the controllers and the connection
+//! name a path by the same type.
 
 use std::time::{Duration, Instant};
 
