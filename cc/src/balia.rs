@@ -472,21 +472,32 @@ mod tests {
 
     #[test]
     fn from_params_accepts_and_rejects() {
-        let mut p = Params::new("balia", Spec::parse("balia:max_window=100000").unwrap().params);
+        let mut p = Params::new(
+            "balia",
+            Spec::parse("balia:max_window=100000", "algorithm")
+                .unwrap()
+                .params,
+        );
         let cc = from_params(&mut p).unwrap();
         assert_eq!(cc.name(), "balia");
         p.finish(PARAMS).unwrap();
         let mut p = Params::empty("balia");
         assert!(from_params(&mut p).is_ok());
         for bad in ["balia:max_window=0", "balia:max_window=-3", "balia:max_window=x"] {
-            let mut p = Params::new("balia", Spec::parse(bad).unwrap().params);
+            let mut p = Params::new("balia", Spec::parse(bad, "algorithm").unwrap().params);
             assert!(
-                matches!(from_params(&mut p), Err(CcError::BadValue { .. })),
+                matches!(
+                    from_params(&mut p),
+                    Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+                ),
                 "{bad}"
             );
         }
         // Unknown keys are left for the registry to reject.
-        let mut p = Params::new("balia", Spec::parse("balia:beta=0.5").unwrap().params);
+        let mut p = Params::new(
+            "balia",
+            Spec::parse("balia:beta=0.5", "algorithm").unwrap().params,
+        );
         assert!(from_params(&mut p).is_ok());
         assert!(p.finish(PARAMS).is_err());
     }

@@ -111,12 +111,12 @@ impl BicConfig {
         let smax = params.f64("smax", DEFAULT_SMAX, 0.01, 1e6)?;
         let smin = params.f64("smin", DEFAULT_SMIN.min(smax), 0.0001, 1e6)?;
         if smin > smax {
-            return Err(CcError::BadValue {
-                algorithm: NAME.to_string(),
+            return Err(CcError::Spec(crate::SpecError::BadValue {
+                name: NAME.to_string(),
                 key: "smin".to_string(),
                 value: smin.to_string(),
                 expected: format!("a number not above smax ({smax})"),
-            });
+            }));
         }
         Ok(BicConfig {
             beta: params.f64("beta", DEFAULT_BETA, 0.5, 0.95)?,
@@ -328,15 +328,15 @@ mod tests {
         assert!(build_spec("bic:fast_convergence=off,max_window=50000", from_params, PARAMS).is_ok());
         assert!(matches!(
             build_spec("bic:smin=20", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("bic:beta=0.2", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("bic:b=4", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -569,7 +569,7 @@ mod tests {
     }
 
     fn build(s: &str) -> Result<Box<dyn CongestionController>, CcError> {
-        let spec = Spec::parse(s)?;
+        let spec = Spec::parse(s, "algorithm")?;
         let mut p = Params::new(&spec.name, spec.params);
         let cc = from_params(&mut p)?;
         p.finish(PARAMS)?;
@@ -964,20 +964,23 @@ mod tests {
         assert!(build("ccubic:fast_convergence=off,max_window=1000000").is_ok());
         assert!(matches!(
             build("ccubic:variant=a3"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("ccubic:classify=bbr"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("ccubic:large_bdp_packets=0"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
-        assert!(matches!(build("ccubic:beta=2"), Err(CcError::BadValue { .. })));
+        assert!(matches!(
+            build("ccubic:beta=2"),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
         assert!(matches!(
             build("ccubic:alpha=1"),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

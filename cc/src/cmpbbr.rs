@@ -621,7 +621,7 @@ mod tests {
     #[test]
     fn from_params_good_and_bad() {
         let spec = "c-mpbbr:similarity=0.3,benefit_threshold=0.5,benefit_count=3,benefit_check=off,seed=9";
-        let mut p = Params::new("c-mpbbr", Spec::parse(spec).unwrap().params);
+        let mut p = Params::new("c-mpbbr", Spec::parse(spec, "algorithm").unwrap().params);
         let cc = from_params(&mut p).unwrap();
         p.finish(PARAMS).unwrap();
         assert_eq!(cc.name(), "c-mpbbr");
@@ -634,14 +634,23 @@ mod tests {
             "c-mpbbr:benefit_check=maybe",
             "c-mpbbr:seed=x",
         ] {
-            let mut p = Params::new("c-mpbbr", Spec::parse(bad).unwrap().params);
+            let mut p = Params::new("c-mpbbr", Spec::parse(bad, "algorithm").unwrap().params);
             assert!(
-                matches!(from_params(&mut p), Err(CcError::BadValue { .. })),
+                matches!(
+                    from_params(&mut p),
+                    Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+                ),
                 "{bad}"
             );
         }
-        let mut p = Params::new("c-mpbbr", Spec::parse("c-mpbbr:alpha=20").unwrap().params);
+        let mut p = Params::new(
+            "c-mpbbr",
+            Spec::parse("c-mpbbr:alpha=20", "algorithm").unwrap().params,
+        );
         from_params(&mut p).unwrap();
-        assert!(matches!(p.finish(PARAMS), Err(CcError::UnknownParameter { .. })));
+        assert!(matches!(
+            p.finish(PARAMS),
+            Err(crate::SpecError::UnknownParameter { .. })
+        ));
     }
 }

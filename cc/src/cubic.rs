@@ -689,7 +689,7 @@ mod tests {
     fn from_params_accepts_known_and_rejects_bad_params() {
         use crate::params::Spec;
         let build = |s: &str| {
-            let spec = Spec::parse(s).unwrap();
+            let spec = Spec::parse(s, "algorithm").unwrap();
             let mut p = Params::new(&spec.name, spec.params);
             let cc = from_params(&mut p)?;
             p.finish(PARAMS)?;
@@ -702,15 +702,21 @@ mod tests {
         cc.on_congestion(&loss(t + ms(100), t));
         assert_eq!(cc.window(PathId(0)), 9600); // 12000·0.8
         assert!(build("cubic").is_ok());
-        assert!(matches!(build("cubic:beta=1"), Err(CcError::BadValue { .. })));
-        assert!(matches!(build("cubic:c=0"), Err(CcError::BadValue { .. })));
+        assert!(matches!(
+            build("cubic:beta=1"),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
+        assert!(matches!(
+            build("cubic:c=0"),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
         assert!(matches!(
             build("cubic:fast_convergence=maybe"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("cubic:hystart=on"),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -115,12 +115,12 @@ impl DelayConfig {
             halve_before_mid: params.bool("halve_before_mid", d.halve_before_mid)?,
         };
         if config.beta_min > config.beta_max {
-            return Err(CcError::BadValue {
-                algorithm: algorithm.to_string(),
+            return Err(CcError::Spec(crate::SpecError::BadValue {
+                name: algorithm.to_string(),
                 key: "beta_min".to_string(),
                 value: config.beta_min.to_string(),
                 expected: format!("a number not above beta_max ({})", config.beta_max),
-            });
+            }));
         }
         Ok(config)
     }
@@ -503,7 +503,7 @@ mod tests {
     }
 
     fn dolia_with(spec: &str) -> Box<dyn CongestionController> {
-        let s = Spec::parse(spec).unwrap();
+        let s = Spec::parse(spec, "algorithm").unwrap();
         let mut p = Params::new(&s.name, s.params);
         let cc = dolia::from_params(&mut p).unwrap();
         p.finish(dolia::PARAMS).unwrap();
@@ -639,9 +639,9 @@ mod tests {
         for (build, params) in builders {
             assert!(DELAY_PARAMS.iter().all(|k| params.contains(k)));
             let run = |spec: &str| {
-                let s = Spec::parse(spec).unwrap();
+                let s = Spec::parse(spec, "algorithm").unwrap();
                 let mut p = Params::new(&s.name, s.params);
-                build(&mut p).and_then(|cc| p.finish(params).map(|()| cc))
+                build(&mut p).and_then(|cc| p.finish(params).map(|()| cc).map_err(CcError::from))
             };
             let ok = run(
                 "x:max_window=100000,probe_period=250,beta_init=0.6,beta_min=0.6,beta_max=0.8,factor=0.5,\
@@ -650,15 +650,24 @@ mod tests {
             assert!(ok.is_ok());
             assert!(matches!(
                 run("x:beta_min=0.9,beta_max=0.6"),
-                Err(CcError::BadValue { .. })
+                Err(CcError::Spec(crate::SpecError::BadValue { .. }))
             ));
-            assert!(matches!(run("x:factor=2"), Err(CcError::BadValue { .. })));
-            assert!(matches!(run("x:probe_period=0"), Err(CcError::BadValue { .. })));
+            assert!(matches!(
+                run("x:factor=2"),
+                Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+            ));
+            assert!(matches!(
+                run("x:probe_period=0"),
+                Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+            ));
             assert!(matches!(
                 run("x:halve_before_mid=maybe"),
-                Err(CcError::BadValue { .. })
+                Err(CcError::Spec(crate::SpecError::BadValue { .. }))
             ));
-            assert!(matches!(run("x:gamma=1"), Err(CcError::UnknownParameter { .. })));
+            assert!(matches!(
+                run("x:gamma=1"),
+                Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
+            ));
         }
     }
 }

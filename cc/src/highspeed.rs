@@ -278,11 +278,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 5392);
         assert!(matches!(
             build_spec("highspeed:low_window=50,high_window=40", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("highspeed:a=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

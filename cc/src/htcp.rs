@@ -137,12 +137,12 @@ impl HtcpConfig {
             max_window: params.u64("max_window", DEFAULT_MAX_WINDOW, 1, DEFAULT_MAX_WINDOW)?,
         };
         if c.beta_min > c.beta_max {
-            return Err(CcError::BadValue {
-                algorithm: NAME.to_string(),
+            return Err(CcError::Spec(crate::SpecError::BadValue {
+                name: NAME.to_string(),
                 key: "beta_min".to_string(),
                 value: c.beta_min.to_string(),
                 expected: format!("a number not above beta_max ({})", c.beta_max),
-            });
+            }));
         }
         Ok(c)
     }
@@ -483,11 +483,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 6000); // first event: β_min = 0.6
         assert!(matches!(
             build_spec("htcp:beta_min=0.9,beta_max=0.8", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("htcp:alpha=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -247,11 +247,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 13_000);
         assert!(matches!(
             build_spec("hybla:rtt0=0", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("hybla:rho=2", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 

@@ -114,12 +114,12 @@ impl Default for IllinoisConfig {
 }
 
 fn bad(key: &str, value: f64, expected: &str) -> CcError {
-    CcError::BadValue {
-        algorithm: NAME.to_string(),
+    CcError::Spec(crate::SpecError::BadValue {
+        name: NAME.to_string(),
         key: key.to_string(),
         value: value.to_string(),
         expected: expected.to_string(),
-    }
+    })
 }
 
 impl IllinoisConfig {
@@ -448,14 +448,14 @@ mod tests {
             assert!(
                 matches!(
                     build_spec(bad, from_params, PARAMS),
-                    Err(CcError::BadValue { .. })
+                    Err(CcError::Spec(crate::SpecError::BadValue { .. }))
                 ),
                 "{bad}"
             );
         }
         assert!(matches!(
             build_spec("illinois:d4=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

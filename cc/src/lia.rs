@@ -113,7 +113,7 @@ impl Default for LiaConfig {
 
 /// Reads the parameters shared by the coupled loss-based controllers (`max_window`, in bytes).
 pub(crate) fn max_window_param(params: &mut crate::params::Params) -> Result<u64, CcError> {
-    params.u64("max_window", DEFAULT_MAX_WINDOW, 2400, 1 << 40)
+    Ok(params.u64("max_window", DEFAULT_MAX_WINDOW, 2400, 1 << 40)?)
 }
 
 /// Builds the controller from registry parameters (consumes the keys it knows; the registry rejects the rest).
@@ -592,9 +592,9 @@ mod tests {
     #[test]
     fn from_params_accepts_and_rejects() {
         let build = |spec: &str| {
-            let s = Spec::parse(spec).unwrap();
+            let s = Spec::parse(spec, "algorithm").unwrap();
             let mut p = Params::new(&s.name, s.params);
-            from_params(&mut p).and_then(|cc| p.finish(PARAMS).map(|()| cc))
+            from_params(&mut p).and_then(|cc| p.finish(PARAMS).map(|()| cc).map_err(CcError::from))
         };
         let cc = build("lia").unwrap();
         assert_eq!(cc.name(), "lia");
@@ -605,15 +605,15 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 20_000);
         assert!(matches!(
             build("lia:max_window=abc"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("lia:max_window=10"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("lia:beta=0.7"),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -98,6 +98,7 @@ pub mod yeah;
 pub use controller::{CongestionController, PathController, PathControllerFactory, Uncoupled};
 pub use delivery_rate::{DeliveryRateEstimator, PacketDeliveryState};
 pub use error::CcError;
+pub use mpquic_types::SpecError;
 pub use path_map::PathMap;
 pub use types::{
     AckEvent, AckedPacket, CcMetrics, CongestionEvent, Metric, PathAdvice, PathId, RateSample, RttSnapshot,

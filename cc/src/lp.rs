@@ -349,11 +349,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 10_000);
         assert!(matches!(
             build_spec("lp:delta=2", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("lp:beta=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

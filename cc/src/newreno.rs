@@ -263,7 +263,7 @@ mod tests {
     fn from_params_accepts_known_and_rejects_bad_params() {
         use crate::params::Spec;
         let build = |s: &str| {
-            let spec = Spec::parse(s).unwrap();
+            let spec = Spec::parse(s, "algorithm").unwrap();
             let mut p = Params::new(&spec.name, spec.params);
             let cc = from_params(&mut p)?;
             p.finish(PARAMS)?;
@@ -276,15 +276,21 @@ mod tests {
         cc.on_congestion(&loss(t + ms(100), t, false, false));
         assert_eq!(cc.window(PathId(0)), 8400); // 12000 · 0.7
         assert!(build("newreno").is_ok());
-        assert!(matches!(build("newreno:beta=1.5"), Err(CcError::BadValue { .. })));
-        assert!(matches!(build("newreno:beta=x"), Err(CcError::BadValue { .. })));
+        assert!(matches!(
+            build("newreno:beta=1.5"),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
+        assert!(matches!(
+            build("newreno:beta=x"),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
         assert!(matches!(
             build("newreno:max_window=0"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("newreno:c=0.4"),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 

@@ -614,19 +614,19 @@ mod tests {
     #[test]
     fn from_params_accepts_and_rejects() {
         let build = |spec: &str| {
-            let s = Spec::parse(spec).unwrap();
+            let s = Spec::parse(spec, "algorithm").unwrap();
             let mut p = Params::new(&s.name, s.params);
-            from_params(&mut p).and_then(|cc| p.finish(PARAMS).map(|()| cc))
+            from_params(&mut p).and_then(|cc| p.finish(PARAMS).map(|()| cc).map_err(CcError::from))
         };
         assert_eq!(build("olia").unwrap().name(), "olia");
         assert!(build("olia:max_window=1000000").is_ok());
         assert!(matches!(
             build("olia:max_window=-1"),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build("olia:scale=10"),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

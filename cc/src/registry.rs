@@ -227,7 +227,7 @@ pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
 
 /// Builds a controller from a specification (`"olia"`, `"cubic:beta=0.8"`).
 pub fn build(spec: &str) -> Result<Box<dyn CongestionController>, CcError> {
-    let spec = Spec::parse(spec)?;
+    let spec = Spec::parse(spec, "algorithm")?;
     let info = find(&spec.name).ok_or_else(|| CcError::UnknownAlgorithm {
         name: spec.name.clone(),
         valid: ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),

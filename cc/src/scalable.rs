@@ -202,11 +202,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 6000); // 12000 · (1 − 0.5)
         assert!(matches!(
             build_spec("scalable:b=1", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("scalable:c=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -104,7 +104,7 @@ pub(crate) fn build_spec(
     ) -> Result<Box<dyn crate::CongestionController>, crate::CcError>,
     keys: &[&str],
 ) -> Result<Box<dyn crate::CongestionController>, crate::CcError> {
-    let spec = crate::params::Spec::parse(spec)?;
+    let spec = crate::params::Spec::parse(spec, "algorithm")?;
     let mut p = crate::params::Params::new(&spec.name, spec.params);
     let cc = from_params(&mut p)?;
     p.finish(keys)?;

@@ -3,26 +3,13 @@
 //!
 //! Units: sizes and windows are in **bytes**, rates in **bytes per second**, times are [`Instant`]s supplied by
 //! the caller (the crate never reads a clock).
+//!
+//! [`PathId`] is `mpquic-types`' (re-exported here): the schedulers and the connection name a path by the same
+//! type.
 
 use std::time::{Duration, Instant};
 
-/// A path of a connection, as numbered by draft-ietf-quic-multipath-21 §3 (path 0 is the handshake path).
-///
-/// Every event carries the path it concerns; single-path controllers see only their own path's events.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PathId(pub u32);
-
-impl std::fmt::Display for PathId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "path {}", self.0)
-    }
-}
-
-impl From<u32> for PathId {
-    fn from(v: u32) -> Self {
-        PathId(v)
-    }
-}
+pub use mpquic_types::PathId;
 
 /// The RTT estimator's state for one path (RFC 9002 §5) at the moment of an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -73,12 +73,12 @@ pub fn from_params(params: &mut Params) -> Result<Box<dyn CongestionController>,
     let alpha = params.f64("alpha", d.alpha, 0.0, MAX_THRESHOLD)?;
     let beta = params.f64("beta", d.beta.max(alpha), 0.0, MAX_THRESHOLD)?;
     if beta < alpha {
-        return Err(CcError::BadValue {
-            algorithm: "vegas".to_string(),
+        return Err(CcError::Spec(crate::SpecError::BadValue {
+            name: "vegas".to_string(),
             key: "beta".to_string(),
             value: beta.to_string(),
             expected: format!("a number not below alpha ({alpha})"),
-        });
+        }));
     }
     let config = VegasConfig {
         alpha,
@@ -730,7 +730,7 @@ pub(crate) mod tests {
 
     #[test]
     fn from_params_accepts_and_rejects() {
-        let parse = |s: &str| Params::new("vegas", Spec::parse(s).unwrap().params);
+        let parse = |s: &str| Params::new("vegas", Spec::parse(s, "algorithm").unwrap().params);
         let mut p = parse("vegas:alpha=3,beta=6,gamma=0.5,rtt_stat=avg,drain=on,max_window=50000");
         let cc = from_params(&mut p).unwrap();
         assert_eq!(cc.name(), "vegas");
@@ -747,7 +747,10 @@ pub(crate) mod tests {
             "vegas:max_window=0",
         ] {
             assert!(
-                matches!(from_params(&mut parse(bad)), Err(CcError::BadValue { .. })),
+                matches!(
+                    from_params(&mut parse(bad)),
+                    Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+                ),
                 "{bad}"
             );
         }

@@ -279,11 +279,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 9000);
         assert!(matches!(
             build_spec("veno:random_loss_factor=0.2", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("veno:alpha=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

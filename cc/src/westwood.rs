@@ -325,11 +325,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 12_000);
         assert!(matches!(
             build_spec("westwood:filter_gain=1", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("westwood:beta=1", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -465,7 +465,7 @@ mod tests {
 
     #[test]
     fn from_params_accepts_and_rejects() {
-        let parse = |s: &str| Params::new("wvegas", Spec::parse(s).unwrap().params);
+        let parse = |s: &str| Params::new("wvegas", Spec::parse(s, "algorithm").unwrap().params);
         let mut p = parse("wvegas:total_alpha=20,initial_alpha=3,gamma=2,max_window=80000");
         assert_eq!(from_params(&mut p).unwrap().name(), "wvegas");
         p.finish(PARAMS).unwrap();
@@ -477,7 +477,10 @@ mod tests {
             "wvegas:max_window=0",
         ] {
             assert!(
-                matches!(from_params(&mut parse(bad)), Err(CcError::BadValue { .. })),
+                matches!(
+                    from_params(&mut parse(bad)),
+                    Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+                ),
                 "{bad}"
             );
         }

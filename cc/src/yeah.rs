@@ -398,11 +398,11 @@ mod tests {
         assert_eq!(cc.window(PathId(0)), 7500);
         assert!(matches!(
             build_spec("yeah:q_max=0", from_params, PARAMS),
-            Err(CcError::BadValue { .. })
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
         ));
         assert!(matches!(
             build_spec("yeah:alpha=80", from_params, PARAMS),
-            Err(CcError::UnknownParameter { .. })
+            Err(CcError::Spec(crate::SpecError::UnknownParameter { .. }))
         ));
     }
 }

@@ -1,6 +1,7 @@
 //! Errors of this crate: building a scheduler by name ([`SchedError`], from [`crate::registry`]) and a
 //! decision that names a path which cannot carry the packet ([`InvalidDecision`], from [`crate::validate`]).
 
+use mpquic_types::SpecError;
 use thiserror::Error;
 
 use crate::PathId;
@@ -16,36 +17,10 @@ pub enum SchedError {
         /// Every valid name, comma-separated.
         valid: String,
     },
-    /// The scheduler has no parameter of this name.
-    #[error("`{scheduler}` has no parameter `{key}`; valid parameters: {valid}")]
-    UnknownParameter {
-        /// The scheduler.
-        scheduler: String,
-        /// The unknown key.
-        key: String,
-        /// Valid parameters (`none` if it takes none).
-        valid: String,
-    },
-    /// A parameter's value does not parse or is out of range.
-    #[error("`{scheduler}`: bad value `{value}` for `{key}`: expected {expected}")]
-    BadValue {
-        /// The scheduler.
-        scheduler: String,
-        /// The parameter.
-        key: String,
-        /// The value given.
-        value: String,
-        /// What would have been accepted.
-        expected: String,
-    },
-    /// The specification is not `name` or `name:key=value,key=value`.
-    #[error("malformed specification `{spec}`: {reason}; expected `name` or `name:key=value,...`")]
-    Syntax {
-        /// The specification.
-        spec: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
+    /// A malformed specification, an unknown parameter or a bad value (the scheduler's name is in the
+    /// message).
+    #[error(transparent)]
+    Spec(#[from] SpecError),
 }
 
 /// Why a decision cannot be carried out on the current view (see [`crate::validate`]).

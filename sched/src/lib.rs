@@ -96,5 +96,6 @@ mod types;
 
 pub use eligible::{Eligible, fastest, validate};
 pub use error::{InvalidDecision, SchedError};
+pub use mpquic_types::SpecError;
 pub use scheduler::{Scheduler, select};
 pub use types::{AckInfo, ConnView, Decision, LossInfo, PathEvent, PathId, PathStatus, PathView, SentInfo};

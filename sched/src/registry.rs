@@ -110,7 +110,7 @@ const ALIASES: &[(&str, &str)] = &[
 
 /// Builds a scheduler from a specification: `name` or `name:key=value,...`.
 pub fn build(spec: &str) -> Result<Box<dyn Scheduler>, SchedError> {
-    let spec = Spec::parse(spec)?;
+    let spec = Spec::parse(spec, "scheduler")?;
     let name = ALIASES
         .iter()
         .find(|(alias, _)| *alias == spec.name)
@@ -154,5 +154,19 @@ mod tests {
         assert_eq!(build("default").unwrap().name(), "minrtt");
         assert_eq!(build("PRIORITY").unwrap().name(), "backup");
         assert_eq!(build("rr").unwrap().name(), "roundrobin");
+    }
+
+    #[test]
+    fn errors_name_the_scheduler() {
+        let err = |spec| build(spec).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            err(" :1=2"),
+            "malformed specification ` :1=2`: empty scheduler name; expected `name` or `name:key=value,...`"
+        );
+        assert!(err("fastest").starts_with("unknown scheduler `fastest`; valid names: "));
+        assert_eq!(
+            err("minrtt:x=1"),
+            "`minrtt` has no parameter `x`; valid parameters: none"
+        );
     }
 }

@@ -6,35 +6,13 @@
 //!
 //! Invariant kept here: the per-path availability test of Linux MPTCP's `mptcp_is_available` exists once, in
 //! [`PathView::can_send`]; every scheduler and [`crate::validate`] use it.
+//!
+//! [`PathId`] and [`PathStatus`] are `mpquic-types`' (re-exported here): the controllers and the connection
+//! name a path by the same type.
 
 use std::time::{Duration, Instant};
 
-/// A path of a connection, as numbered by draft-ietf-quic-multipath-21 §3 (path 0 is the handshake path).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct PathId(pub u32);
-
-impl std::fmt::Display for PathId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "path {}", self.0)
-    }
-}
-
-impl From<u32> for PathId {
-    fn from(v: u32) -> Self {
-        PathId(v)
-    }
-}
-
-/// The status a path was given with PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP
-/// (draft-ietf-quic-multipath-21 §3.3), the QUIC counterpart of MPTCP's backup (`low_prio`) flag.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PathStatus {
-    /// A normal path: schedulers use it.
-    #[default]
-    Available,
-    /// A standby path: schedulers use it only when no available path is alive (see [`crate::Eligible`]).
-    Backup,
-}
+pub use mpquic_types::{PathId, PathStatus};
 
 /// A read-only snapshot of one path, built by the connection each time it asks the scheduler.
 #[derive(Clone, Debug, PartialEq)]

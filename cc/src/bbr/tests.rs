@@ -559,22 +559,28 @@ fn robust_against_degenerate_events() {
 
 #[test]
 fn from_params_accepts_seed_and_rejects_bad_values() {
-    let mut p = Params::new("bbr", Spec::parse("bbr:seed=42").unwrap().params);
+    let mut p = Params::new("bbr", Spec::parse("bbr:seed=42", "algorithm").unwrap().params);
     let cc = from_params(&mut p).unwrap();
     p.finish(PARAMS).unwrap();
     assert_eq!(cc.name(), "bbr");
     let mut p = Params::empty("bbr");
     assert!(from_params(&mut p).is_ok());
     for bad in ["bbr:seed=-1", "bbr:seed=abc", "bbr:seed=1.5"] {
-        let mut p = Params::new("bbr", Spec::parse(bad).unwrap().params);
+        let mut p = Params::new("bbr", Spec::parse(bad, "algorithm").unwrap().params);
         assert!(
-            matches!(from_params(&mut p), Err(CcError::BadValue { .. })),
+            matches!(
+                from_params(&mut p),
+                Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+            ),
             "{bad}"
         );
     }
-    let mut p = Params::new("bbr", Spec::parse("bbr:gain=2").unwrap().params);
+    let mut p = Params::new("bbr", Spec::parse("bbr:gain=2", "algorithm").unwrap().params);
     from_params(&mut p).unwrap();
-    assert!(matches!(p.finish(PARAMS), Err(CcError::UnknownParameter { .. })));
+    assert!(matches!(
+        p.finish(PARAMS),
+        Err(crate::SpecError::UnknownParameter { .. })
+    ));
 }
 
 #[test]

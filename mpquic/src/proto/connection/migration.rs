@@ -179,8 +179,7 @@ impl Connection {
         }
         let freed = !validated.is_empty();
         for id in validated {
-            self.sched
-                .on_path_event(&crate::sched::PathEvent::Validated(crate::sched::PathId(id.0)));
+            self.sched.on_path_event(&crate::sched::PathEvent::Validated(id));
             self.events.push_back(super::Event::PathValidated { path: id });
         }
         if freed {

@@ -150,8 +150,7 @@ impl Connection {
         );
         p.local = local;
         self.cc.on_path_added(id, now, mtu);
-        self.sched
-            .on_path_event(&PathEvent::Added(crate::sched::PathId(id.0)));
+        self.sched.on_path_event(&PathEvent::Added(id));
         self.paths.insert(id, p);
     }
 
@@ -176,8 +175,7 @@ impl Connection {
         };
         if p.status != status {
             p.status = status;
-            self.sched
-                .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(id.0), status));
+            self.sched.on_path_event(&PathEvent::StatusChanged(id, status));
             self.events
                 .push_back(super::Event::PathStatusChanged { path: id, status });
         }
@@ -362,8 +360,7 @@ impl Connection {
         self.consume_path_id(id);
         self.start_deferred_validations(now);
         self.cc.on_path_removed(id);
-        self.sched
-            .on_path_event(&PathEvent::Abandoned(crate::sched::PathId(id.0)));
+        self.sched.on_path_event(&PathEvent::Abandoned(id));
         self.events.push_back(super::Event::PathAbandoned { path: id });
         self.issue_cids();
     }
@@ -395,8 +392,7 @@ impl Connection {
             self.path_ids.release();
             self.local_cids.forget_path(id);
             self.flush_routing_updates();
-            self.sched
-                .on_path_event(&PathEvent::Removed(crate::sched::PathId(id.0)));
+            self.sched.on_path_event(&PathEvent::Removed(id));
             self.events.push_back(super::Event::PathClosed { path: id });
         }
         if !due.is_empty() {
@@ -418,8 +414,7 @@ impl Connection {
         };
         p.status = status;
         p.status_pending = true;
-        self.sched
-            .on_path_event(&PathEvent::StatusChanged(crate::sched::PathId(path.0), status));
+        self.sched.on_path_event(&PathEvent::StatusChanged(path, status));
         Ok(())
     }
 

@@ -72,7 +72,7 @@ impl Connection {
             ReinjectPlan::Scheduler => {}
         }
         if let Some(d) = &self.sched_state.committed {
-            let first = d.paths().first().map(|p| PathId(p.0));
+            let first = d.paths().first().copied();
             if first.is_some_and(|p| self.can_carry_data(p, now)) {
                 return first;
             }
@@ -80,7 +80,7 @@ impl Connection {
             self.sched_state.deferred = false;
         }
         let decision = self.ask_scheduler(now)?;
-        let first = decision.paths().first().map(|p| PathId(p.0));
+        let first = decision.paths().first().copied();
         if first.is_some() {
             self.sched_state.committed = Some(decision);
             self.sched_state.deferred = false;
@@ -98,7 +98,7 @@ impl Connection {
         }
         self.sched_state.deferred = false;
         if let Some(Decision::Paths(ps)) = self.sched_state.committed.take() {
-            self.duplicate_on = ps.iter().skip(1).map(|p| PathId(p.0)).collect();
+            self.duplicate_on = ps.iter().skip(1).copied().collect();
         }
     }
 
@@ -191,7 +191,7 @@ impl Connection {
             self.on_reinjection_packet();
         }
         self.sched.on_sent(&crate::sched::SentInfo {
-            path: crate::sched::PathId(path.0),
+            path,
             bytes: size,
             now,
             retransmission,

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use super::harness::{Pair, SERVER, addr, configs};
 use super::multipath::{CLIENT2, mp_config};
 use super::transfer::pattern;
-use crate::cc::{AckEvent, CcMetrics, CongestionController, CongestionEvent, PathId as CcPathId, SentEvent};
+use crate::cc::{AckEvent, CcMetrics, CongestionController, CongestionEvent, SentEvent};
 use crate::proto::ack_tracker::EcnCodepoint;
 use crate::proto::connection::{CcFactory, SchedFactory, TransportConfig};
 use crate::proto::streams::StreamsConfig;
@@ -46,19 +46,19 @@ impl CongestionController for FixedWindows {
     fn name(&self) -> &'static str {
         "fixed"
     }
-    fn on_path_added(&mut self, _path: CcPathId, _now: Instant, _max_datagram_size: u16) {}
-    fn on_path_removed(&mut self, _path: CcPathId) {}
-    fn on_max_datagram_size(&mut self, _path: CcPathId, _max_datagram_size: u16) {}
+    fn on_path_added(&mut self, _path: PathId, _now: Instant, _max_datagram_size: u16) {}
+    fn on_path_removed(&mut self, _path: PathId) {}
+    fn on_max_datagram_size(&mut self, _path: PathId, _max_datagram_size: u16) {}
     fn on_packet_sent(&mut self, _ev: &SentEvent) {}
     fn on_ack(&mut self, _ev: &AckEvent<'_>) {}
     fn on_congestion(&mut self, _ev: &CongestionEvent) {}
-    fn window(&self, path: CcPathId) -> u64 {
+    fn window(&self, path: PathId) -> u64 {
         self.0.0.lock().unwrap().get(&path.0).copied().unwrap_or(1 << 20)
     }
-    fn pacing_rate(&self, _path: CcPathId) -> Option<u64> {
+    fn pacing_rate(&self, _path: PathId) -> Option<u64> {
         None
     }
-    fn metrics(&self, path: CcPathId) -> Option<CcMetrics> {
+    fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         Some(CcMetrics {
             cwnd: self.window(path),
             ssthresh: None,
@@ -261,14 +261,8 @@ fn two_paths_with_cc(
         .unwrap();
     let ok = p.drive_until(Duration::from_secs(3), |p| {
         p.server.conns.len() == 1
-            && p.server
-                .conn()
-                .path_stats(CcPathId(1))
-                .is_some_and(|s| s.validated)
-            && p.client
-                .conn()
-                .path_stats(CcPathId(1))
-                .is_some_and(|s| s.validated)
+            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
+            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
     });
     assert!(ok, "path 1 was not validated by both sides");
     p.run_for(Duration::from_millis(500));
@@ -314,7 +308,7 @@ fn data_packets_on(sent: &[SentInfo], path: u32) -> usize {
 fn ack_due_on_path_0(p: &mut Pair) {
     let now = p.now;
     let c = p.client.conn();
-    let tracker = &mut c.paths.get_mut(&CcPathId(0)).unwrap().ack;
+    let tracker = &mut c.paths.get_mut(&PathId(0)).unwrap().ack;
     let pn = tracker.largest_received().map_or(0, |l| l + 2);
     assert!(tracker.on_packet_received(now, pn, true, EcnCodepoint::NotEct));
     assert!(tracker.wants_immediate_ack());
