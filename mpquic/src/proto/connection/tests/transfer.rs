@@ -208,6 +208,15 @@ fn datagram_too_large_is_refused() {
     p.handshake();
     let err = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1500]));
     assert_eq!(err, Err(crate::proto::connection::SendDatagramError::TooLarge));
+    // 1200-byte packets, 8-byte connection IDs: 1200 - (1 + 8 + 4) - 16 = 1171 bytes for the frame, of which
+    // the type takes 1 and the length 2 (1168 >= 64): 1168 bytes of payload fit, 1169 do not.
+    assert_eq!(p.client.conn().max_datagram_size(), Some(1168));
+    assert_eq!(
+        p.client.conn().send_datagram(Bytes::from(vec![0u8; 1168])),
+        Ok(())
+    );
+    let err = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1169]));
+    assert_eq!(err, Err(crate::proto::connection::SendDatagramError::TooLarge));
 }
 
 #[test]
