@@ -17,7 +17,10 @@ pub fn parse_or_usage_error<T: Parser>(program: &str) -> Result<T, ExitCode> {
             // "the following required arguments were not provided:" lists them on the lines below: keep them
             // on the one line.
             if first.ends_with(':') {
-                let rest: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+                let rest: Vec<&str> = lines
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
                 if !rest.is_empty() {
                     first = format!("{first} {}", rest.join(", "));
                 }

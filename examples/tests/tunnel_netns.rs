@@ -108,6 +108,9 @@ struct Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
+        if let Ok(lines) = self.client_status.lock() {
+            let _ = std::fs::write(self.logs.join("client.out.log"), lines.join("\n"));
+        }
         for c in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
@@ -119,9 +122,9 @@ impl Drop for Lab {
 }
 
 impl Lab {
-    /// Builds the namespaces and links and starts netem, the server and the client (`client_args` added to
-    /// the client's); returns once both paths carry traffic.
-    fn start(tag: &str, client_args: &[&str]) -> Lab {
+    /// Builds the namespaces and links and starts netem, the server and the client (with `client_args` and
+    /// `server_args` added); returns once both paths carry traffic.
+    fn start(tag: &str, client_args: &[&str], server_args: &[&str]) -> Lab {
         let pid = std::process::id();
         let logs = std::env::temp_dir().join(format!("mpquic-tunnel-netns-{pid}-{tag}"));
         let _ = std::fs::remove_dir_all(&logs);
@@ -163,22 +166,19 @@ impl Lab {
             ],
             "netem",
         );
-        lab.spawn(
-            &b,
-            TUNNEL,
-            &[
-                "server",
-                "--bind",
-                "127.0.0.1:4433",
-                "--tun",
-                "mpq0",
-                "--address",
-                "10.77.0.1/30",
-                "-i",
-                "0",
-            ],
+        let mut args = vec![
             "server",
-        );
+            "--bind",
+            "127.0.0.1:4433",
+            "--tun",
+            "mpq0",
+            "--address",
+            "10.77.0.1/30",
+            "-i",
+            "1",
+        ];
+        args.extend_from_slice(server_args);
+        lab.spawn(&b, TUNNEL, &args, "server");
         std::thread::sleep(Duration::from_millis(300));
         let mut args = vec![
             "client",
@@ -297,8 +297,9 @@ fn wait_line(rx: &Receiver<String>, prefix: &str, limit: Duration) -> Option<Str
     loop {
         let left = deadline.checked_duration_since(Instant::now())?;
         let line = rx.recv_timeout(left).ok()?;
-        if let Some(rest) = line.strip_prefix(prefix) {
-            return Some(rest.to_owned());
+        // libtest prints `test tcp_peer ... ` before the first line of output.
+        if let Some(at) = line.find(prefix) {
+            return Some(line[at + prefix.len()..].to_owned());
         }
     }
 }
@@ -366,10 +367,18 @@ fn mbit(r: &PeerResult) -> f64 {
     r.bytes as f64 * 8.0 / r.secs / 1e6
 }
 
+/// The receiving end's extra options for the bulk test (MPQ_TUNNEL_BULK_ARGS, split on spaces, for
+/// experiments; by default a reorder buffer).
+fn bulk_server_args() -> Vec<&'static str> {
+    let args = std::env::var("MPQ_TUNNEL_BULK_ARGS")
+        .unwrap_or_else(|_| "--reorder-window 256 --reorder-hold 20".to_owned());
+    args.split_whitespace().map(|a| &*a.to_owned().leak()).collect()
+}
+
 #[test]
 fn bulk_tcp_uses_both_paths() {
     require_namespaces!();
-    let mut lab = Lab::start("bulk", &[]);
+    let mut lab = Lab::start("bulk", &[], &bulk_server_args());
     let (sent, got) = transfer(&mut lab, 50_000_000, "cubic", Duration::from_secs(25), |_| {});
     assert_eq!(sent.sha256, got.sha256);
     assert_eq!(got.bytes, 50_000_000);
@@ -401,7 +410,7 @@ fn bulk_tcp_uses_both_paths() {
 #[test]
 fn tcp_survives_a_path_going_down() {
     require_namespaces!();
-    let mut lab = Lab::start("failover", &[]);
+    let mut lab = Lab::start("failover", &[], &[]);
     let (sent, got) = transfer(&mut lab, 30_000_000, "cubic", Duration::from_secs(25), |lab| {
         std::thread::sleep(Duration::from_millis(1500));
         ip(&["-n", &lab.a, "link", "set", "va2", "down"]);
@@ -423,7 +432,7 @@ fn tcp_survives_a_path_going_down() {
 #[test]
 fn kernel_controllers_run_through_the_tunnel() {
     require_namespaces!();
-    let mut lab = Lab::start("cc", &["--reorder-window", "64", "--reorder-hold", "20"]);
+    let mut lab = Lab::start("cc", &[], &["--reorder-window", "64", "--reorder-hold", "20"]);
     for cc in ["reno", "cubic", "bbr"] {
         let (sent, got) = transfer(&mut lab, 10_000_000, cc, Duration::from_secs(15), |_| {});
         assert_eq!(sent.cc, cc, "the sender's socket runs {cc}");
@@ -435,7 +444,7 @@ fn kernel_controllers_run_through_the_tunnel() {
 #[test]
 fn oversized_packets_get_fragmentation_needed() {
     require_namespaces!();
-    let lab = Lab::start("icmp", &[]);
+    let lab = Lab::start("icmp", &[], &[]);
     // Let the kernel send 1500-byte packets into the client's device: the tunnel carries 1432 at most.
     ip(&["-n", &lab.a, "link", "set", "mpq0", "mtu", "1500"]);
     // A 1460-byte UDP payload is a 1488-byte IPv4 packet; Linux sets DF on UDP by default (PMTUDISC_WANT).

@@ -5,6 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::harness::Pair;
+use crate::cc::PathId;
 use crate::proto::connection::{Event, TransportConfig};
 use crate::proto::streams::StreamId;
 
@@ -200,6 +201,31 @@ fn datagrams_both_ways() {
     assert_eq!(at_server[3], Bytes::from(vec![3u8; 100]));
     assert_eq!(at_client[9], Bytes::from(vec![109u8; 50]));
     assert!(p.server.events.iter().any(|(_, e)| *e == Event::DatagramReceived));
+}
+
+#[test]
+fn a_datagram_only_sender_grows_its_window() {
+    // RFC 9002 §7.8: a sender is application-limited when it has nothing to send. Datagrams queued beyond the
+    // window are something to send, so the window grows as it does for stream data.
+    let mut p = Pair::new(None, TransportConfig::default(), 9);
+    p.handshake();
+    let initial = p.client.conn().path_stats(PathId(0)).unwrap().cwnd;
+    let mut received = 0usize;
+    let grew = p.drive_until(Duration::from_secs(1), |p| {
+        // Keep more queued than the window lets out (20 datagrams a step; the queue's bound is 1024).
+        for _ in 0..20 {
+            let _ = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1000]));
+        }
+        while p.server.conn().recv_datagram().is_some() {
+            received += 1;
+        }
+        p.client.conn().path_stats(PathId(0)).unwrap().cwnd > 2 * initial
+    });
+    let cwnd = p.client.conn().path_stats(PathId(0)).unwrap().cwnd;
+    assert!(
+        grew,
+        "window {cwnd} stayed near the initial {initial} after {received} datagrams"
+    );
 }
 
 #[test]
