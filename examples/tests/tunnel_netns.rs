@@ -367,18 +367,30 @@ fn mbit(r: &PeerResult) -> f64 {
     r.bytes as f64 * 8.0 / r.secs / 1e6
 }
 
-/// The receiving end's extra options for the bulk test (MPQ_TUNNEL_BULK_ARGS, split on spaces, for
-/// experiments; by default a reorder buffer).
-fn bulk_server_args() -> Vec<&'static str> {
-    let args = std::env::var("MPQ_TUNNEL_BULK_ARGS")
-        .unwrap_or_else(|_| "--reorder-window 256 --reorder-hold 20".to_owned());
+/// The sending end (the client: data flows from A to B) spreads packets over the paths in proportion to static
+/// weights, 1:1 here (smooth weighted round-robin, MPT-GRE style): the inner TCP then sees the sum of the
+/// paths. With `minrtt` it sees about one path (measured: about 45 Mbit/s of 100): the lowest-RTT path has
+/// window to spare at the rate the inner TCP's own congestion control offers, so the second path only carries
+/// what the first one's window overflows.
+const SENDER_ARGS: &str = "--scheduler weighted";
+/// The receiving end (the server) puts packets back in order: 256 packets or 20 ms (above the RTT spread of
+/// two 5 ms paths with queues).
+const RECEIVER_ARGS: &str = "--reorder-window 256 --reorder-hold 20";
+
+/// Extra options of a test's ends: `var` (split on spaces, for experiments) or `default`.
+fn args_from(var: &str, default: &str) -> Vec<&'static str> {
+    let args = std::env::var(var).unwrap_or_else(|_| default.to_owned());
     args.split_whitespace().map(|a| &*a.to_owned().leak()).collect()
 }
 
 #[test]
 fn bulk_tcp_uses_both_paths() {
     require_namespaces!();
-    let mut lab = Lab::start("bulk", &[], &bulk_server_args());
+    let mut lab = Lab::start(
+        "bulk",
+        &args_from("MPQ_TUNNEL_CLIENT_ARGS", SENDER_ARGS),
+        &args_from("MPQ_TUNNEL_SERVER_ARGS", RECEIVER_ARGS),
+    );
     let (sent, got) = transfer(&mut lab, 50_000_000, "cubic", Duration::from_secs(25), |_| {});
     assert_eq!(sent.sha256, got.sha256);
     assert_eq!(got.bytes, 50_000_000);
@@ -397,12 +409,12 @@ fn bulk_tcp_uses_both_paths() {
         100.0 * goodput / sum,
         status["counters"]
     );
-    // Both paths carried data: more than one path's worth went through. TCP payload per 1500-byte wire packet
-    // is 1380 bytes (1432 - 52 for IP and TCP with timestamps), so 92 % of the sum is the ceiling; the test asks
-    // for more than one path's rate (the 85 % target is reported above: a loaded 2-core machine running two
-    // QUIC ends, the relay and TCP at once cannot always reach it).
+    // TCP payload per 1500-byte wire packet is 1380 bytes (1432 - 52 for IP and TCP with timestamps), so 92 %
+    // of the sum is the ceiling, and slow start costs a little more. Measured on a 2-core machine under a load
+    // of 12 to 14: 85 to 88 % (the figure is printed above). The test asks for 1.2 times one path's rate,
+    // which only both paths together can carry, so that a loaded machine does not fail it.
     assert!(
-        goodput > PATH_RATE_MBIT as f64 * 1.1,
+        goodput > PATH_RATE_MBIT as f64 * 1.2,
         "goodput {goodput:.1} Mbit/s does not use both paths"
     );
 }
@@ -410,7 +422,11 @@ fn bulk_tcp_uses_both_paths() {
 #[test]
 fn tcp_survives_a_path_going_down() {
     require_namespaces!();
-    let mut lab = Lab::start("failover", &[], &[]);
+    let mut lab = Lab::start(
+        "failover",
+        &args_from("MPQ_TUNNEL_CLIENT_ARGS", SENDER_ARGS),
+        &args_from("MPQ_TUNNEL_SERVER_ARGS", RECEIVER_ARGS),
+    );
     let (sent, got) = transfer(&mut lab, 30_000_000, "cubic", Duration::from_secs(25), |lab| {
         std::thread::sleep(Duration::from_millis(1500));
         ip(&["-n", &lab.a, "link", "set", "va2", "down"]);
@@ -432,7 +448,11 @@ fn tcp_survives_a_path_going_down() {
 #[test]
 fn kernel_controllers_run_through_the_tunnel() {
     require_namespaces!();
-    let mut lab = Lab::start("cc", &[], &["--reorder-window", "64", "--reorder-hold", "20"]);
+    let mut lab = Lab::start(
+        "cc",
+        &args_from("MPQ_TUNNEL_CLIENT_ARGS", SENDER_ARGS),
+        &args_from("MPQ_TUNNEL_SERVER_ARGS", RECEIVER_ARGS),
+    );
     for cc in ["reno", "cubic", "bbr"] {
         let (sent, got) = transfer(&mut lab, 10_000_000, cc, Duration::from_secs(15), |_| {});
         assert_eq!(sent.cc, cc, "the sender's socket runs {cc}");
