@@ -290,6 +290,8 @@ struct PeerResult {
     sha256: String,
     secs: f64,
     cc: String,
+    /// Receiver: the longest wait between two reads, ms.
+    stall_ms: u64,
 }
 
 fn wait_line(rx: &Receiver<String>, prefix: &str, limit: Duration) -> Option<String> {
@@ -315,6 +317,7 @@ fn parse_result(line: &str) -> PeerResult {
         sha256: field("sha256"),
         secs: field("secs").parse().unwrap(),
         cc: field("cc"),
+        stall_ms: field("stall_ms").parse().unwrap_or(0),
     }
 }
 
@@ -435,9 +438,11 @@ fn tcp_survives_a_path_going_down() {
     assert_eq!(sent.sha256, got.sha256, "every byte arrives intact");
     let status = lab.last_status().unwrap();
     println!(
-        "failover: 30 MB in {:.1} s ({:.1} Mbit/s) with path 1 down after 1.5 s; last status {}",
+        "failover: 30 MB in {:.1} s ({:.1} Mbit/s) with path 1 down after 1.5 s, longest stall {} ms; last \
+         status {}",
         got.secs,
         mbit(&got),
+        got.stall_ms,
         status["paths"]
     );
     // After the failure only path 0 carries data.
@@ -459,6 +464,30 @@ fn kernel_controllers_run_through_the_tunnel() {
         assert_eq!((got.bytes, &got.sha256), (10_000_000, &sent.sha256));
         println!("{cc}: 10 MB in {:.2} s = {:.1} Mbit/s", got.secs, mbit(&got));
     }
+}
+
+#[test]
+fn stream_mode_carries_tcp_over_both_paths() {
+    require_namespaces!();
+    let mut lab = Lab::start("stream", &["--mode", "stream", "--scheduler", "weighted"], &[]);
+    let (sent, got) = transfer(&mut lab, 10_000_000, "cubic", Duration::from_secs(15), |_| {});
+    assert_eq!((got.bytes, &got.sha256), (10_000_000, &sent.sha256));
+    let s = lab.last_status().unwrap();
+    // In stream mode the client's packets go as stream records, and both paths carry them.
+    let busy = s["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["tx_bps"].as_f64().unwrap_or(0.0) > 1e6)
+        .count();
+    println!(
+        "stream mode: 10 MB in {:.2} s = {:.1} Mbit/s; paths {}",
+        got.secs,
+        mbit(&got),
+        s["paths"]
+    );
+    assert!(s["counters"]["sent"]["packets"].as_u64().unwrap() > 5000, "{s}");
+    assert_eq!(busy, 2, "{s}");
 }
 
 #[test]
@@ -532,18 +561,23 @@ fn tcp_peer() {
         let (mut s, _) = listener.accept().unwrap();
         let start = Instant::now();
         let mut total = 0u64;
+        let mut last = start;
+        let mut stall = Duration::ZERO;
         loop {
             let n = s.read(&mut buf).unwrap();
             if n == 0 {
                 break;
             }
+            stall = stall.max(last.elapsed());
+            last = Instant::now();
             hash.update(&buf[..n]);
             total += n as u64;
         }
         let secs = start.elapsed().as_secs_f64();
         println!(
-            "RESULT bytes={total} sha256={:x} secs={secs:.3} cc=-",
-            hash.finalize()
+            "RESULT bytes={total} sha256={:x} secs={secs:.3} cc=- stall_ms={}",
+            hash.finalize(),
+            stall.as_millis()
         );
     } else {
         let bytes: u64 = std::env::var("MPQ_TUNNEL_BYTES").unwrap().parse().unwrap();
