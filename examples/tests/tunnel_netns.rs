@@ -29,8 +29,9 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use mpquic_tools::clock::now;
 use sha2::{Digest, Sha256};
 
 const TUNNEL: &str = env!("CARGO_BIN_EXE_mpquic-tunnel");
@@ -238,7 +239,7 @@ impl Lab {
     }
 
     fn wait_for_paths(&self, n: usize, limit: Duration) {
-        let start = Instant::now();
+        let start = now();
         while start.elapsed() < limit {
             if let Some(s) = self.last_status() {
                 let active = s["paths"]
@@ -295,9 +296,9 @@ struct PeerResult {
 }
 
 fn wait_line(rx: &Receiver<String>, prefix: &str, limit: Duration) -> Option<String> {
-    let deadline = Instant::now() + limit;
+    let deadline = now() + limit;
     loop {
-        let left = deadline.checked_duration_since(Instant::now())?;
+        let left = deadline.checked_duration_since(now())?;
         let line = rx.recv_timeout(left).ok()?;
         // libtest prints `test tcp_peer ... ` before the first line of output.
         if let Some(at) = line.find(prefix) {
@@ -503,7 +504,7 @@ fn oversized_packets_get_fragmentation_needed() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let start = Instant::now();
+    let start = now();
     loop {
         let route = Command::new("ip")
             .args(["-n", &lab.a, "route", "get", SERVER_TUN])
@@ -559,7 +560,7 @@ fn tcp_peer() {
         println!("READY");
         std::io::stdout().flush().unwrap();
         let (mut s, _) = listener.accept().unwrap();
-        let start = Instant::now();
+        let start = now();
         let mut total = 0u64;
         let mut last = start;
         let mut stall = Duration::ZERO;
@@ -569,7 +570,7 @@ fn tcp_peer() {
                 break;
             }
             stall = stall.max(last.elapsed());
-            last = Instant::now();
+            last = now();
             hash.update(&buf[..n]);
             total += n as u64;
         }
@@ -582,7 +583,7 @@ fn tcp_peer() {
     } else {
         let bytes: u64 = std::env::var("MPQ_TUNNEL_BYTES").unwrap().parse().unwrap();
         let cc = std::env::var("MPQ_TUNNEL_CC").unwrap();
-        let start = Instant::now();
+        let start = now();
         let stream = loop {
             match TcpStream::connect_timeout(&addr, Duration::from_secs(2)) {
                 Ok(s) => break s,

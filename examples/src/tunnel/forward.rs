@@ -68,11 +68,11 @@ impl Link {
 
     /// Re-reads the connection's datagram limit after it refused a packet, and follows it with the TUN MTU.
     fn refresh_mtu(&self) -> usize {
-        let limit = self
-            .conn
-            .max_datagram_size()
-            .map_or(0, framing::tun_mtu)
-            .min(usize::from(u16::MAX));
+        let Some(limit) = self.conn.max_datagram_size() else {
+            // Closing, or no datagrams after all: the sender stops on its own at the next packet.
+            return self.mtu.load(Ordering::Relaxed);
+        };
+        let limit = framing::tun_mtu(limit).min(usize::from(u16::MAX));
         let old = self.mtu.swap(limit, Ordering::Relaxed);
         if old != limit && limit >= framing::MIN_TUN_MTU {
             tracing::info!("datagram limit changed: TUN MTU {old} -> {limit}");

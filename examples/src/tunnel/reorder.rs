@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn in_order_packets_pass_straight_through() {
-        let t = Instant::now();
+        let t = crate::clock::now();
         let mut r = ReorderBuffer::new(8, Duration::from_millis(50));
         let mut out = Vec::new();
         for s in 0..5 {
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_gap_filled_within_the_hold_time_releases_everything_in_order() {
-        let t = Instant::now();
+        let t = crate::clock::now();
         let hold = Duration::from_millis(50);
         let mut r = ReorderBuffer::new(8, hold);
         let mut out = Vec::new();
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn an_expired_gap_is_given_up_and_its_packet_counts_late() {
-        let t = Instant::now();
+        let t = crate::clock::now();
         let mut r = ReorderBuffer::new(8, Duration::from_millis(20));
         let mut out = Vec::new();
         r.push(0, p(0), t, &mut out);
@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn window_overflow_gives_the_lowest_gap_up_at_once() {
-        let t = Instant::now();
+        let t = crate::clock::now();
         let mut r = ReorderBuffer::new(3, Duration::from_secs(1));
         let mut out = Vec::new();
         // 0 never comes; 1, 2, 3 fill the window; 5 makes four held packets: gap 0 is given up and 1, 2, 3
