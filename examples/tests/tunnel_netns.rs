@@ -187,6 +187,13 @@ impl Lab {
         args.extend_from_slice(server_args);
         lab.spawn(&b, TUNNEL, &args, "server");
         std::thread::sleep(Duration::from_millis(300));
+        lab.start_client(client_args, "client");
+        lab
+    }
+
+    /// Starts a tunnel client in A (its stdout, JSON status lines, becomes the lab's status) and waits until
+    /// both paths carry traffic.
+    fn start_client(&mut self, client_args: &[&str], name: &str) {
         let mut args = vec![
             "client",
             "10.9.1.2:5000",
@@ -204,11 +211,11 @@ impl Lab {
             "0.5",
         ];
         args.extend_from_slice(client_args);
-        let child = lab.spawn_piped(&a, TUNNEL, &args, "client");
+        let a = self.a.clone();
+        let child = self.spawn_piped(&a, TUNNEL, &args, name);
         let (lines, _) = collect_lines(child);
-        lab.client_status = lines;
-        lab.wait_for_paths(2, Duration::from_secs(15));
-        lab
+        self.client_status = lines;
+        self.wait_for_paths(2, Duration::from_secs(15));
     }
 
     fn log(&self, name: &str) -> std::fs::File {
@@ -495,6 +502,28 @@ fn stream_mode_carries_tcp_over_both_paths() {
     );
     assert!(s["counters"]["sent"]["packets"].as_u64().unwrap() > 5000, "{s}");
     assert_eq!(busy, 2, "{s}");
+}
+
+#[test]
+fn a_restarted_client_replaces_its_old_connection() {
+    require_namespaces!();
+    let mut lab = Lab::start("restart", &[], &[]);
+    // Children: netem, server, client. The client dies without closing its connection (SIGKILL) and its
+    // device goes with it; a new client connects from a new port and the server moves to it at once rather
+    // than after the old connection's 30 s idle timeout.
+    let client = lab.children.get_mut(2).unwrap();
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let restarted = now();
+    lab.start_client(&[], "client2");
+    let (sent, got) = transfer(&mut lab, 5_000_000, "cubic", Duration::from_secs(15), |_| {});
+    assert_eq!((got.bytes, &got.sha256), (5_000_000, &sent.sha256));
+    println!(
+        "restart: tunnel back and 5 MB through it {:.1} s after the kill",
+        restarted.elapsed().as_secs_f64()
+    );
+    let server = std::fs::read_to_string(lab.logs.join("server.out.log")).unwrap();
+    assert_eq!(server.matches(" connected").count(), 2, "{server}");
 }
 
 #[test]

@@ -158,9 +158,13 @@ pub fn parse_prefix(s: &str) -> Result<(IpAddr, u8), String> {
     }
 }
 
-/// The link MTU: 1280 to 9000 bytes.
+/// The largest `--mtu`: jumbo frames.
+pub const MAX_LINK_MTU: u16 = 9000;
+
+/// The link MTU: 1280 to [`MAX_LINK_MTU`] bytes.
 pub fn parse_mtu(s: &str) -> Result<u16, String> {
-    mpquic_netsim::units::parse_int_in(s, 1280, 9000).map(|n| u16::try_from(n).unwrap_or(1500))
+    mpquic_netsim::units::parse_int_in(s, 1280, u64::from(MAX_LINK_MTU))
+        .map(|n| u16::try_from(n).unwrap_or(1500))
 }
 
 /// The reorder window: 0 (off) to [`MAX_WINDOW`] packets.

@@ -12,6 +12,7 @@ use mpquic::runtime::{Connection, RecvStream, SendStream};
 use tokio::io::AsyncReadExt;
 use tun_rs::AsyncDevice;
 
+use super::cli::MAX_LINK_MTU;
 use super::framing::{self, FrameError};
 use super::icmp::too_big_reply;
 use super::reorder::ReorderBuffer;
@@ -227,8 +228,8 @@ pub async fn stream_to_tun(link: Link, mut recv: RecvStream) -> Result<(), Tunne
         if recv.read_exact(&mut len).await.is_err() {
             return Ok(());
         }
-        // Records up to the largest TUN MTU either end may use: the peer's may be larger than ours.
-        let len = framing::check_record_len(u16::from_be_bytes(len), READ_BUFFER - 1)
+        // The peer's TUN MTU may differ from ours, but it never exceeds the largest --mtu.
+        let len = framing::check_record_len(u16::from_be_bytes(len), usize::from(MAX_LINK_MTU))
             .map_err(|e: FrameError| TunnelError::Peer(e.to_string()))?;
         if len == 0 {
             continue;
