@@ -125,6 +125,10 @@ pub struct PathStatus {
     pub tx_bps: f64,
     /// UDP bytes received per second over the interval, in bit/s.
     pub rx_bps: f64,
+    /// UDP bytes sent on the path so far.
+    pub bytes_sent: u64,
+    /// UDP bytes received on the path so far.
+    pub bytes_received: u64,
     /// Smoothed RTT, ms.
     pub srtt_ms: f64,
     /// Congestion window, bytes.
@@ -186,6 +190,8 @@ impl Reporter {
                         },
                         tx_bps: bps(p.bytes_sent.saturating_sub(sent), secs),
                         rx_bps: bps(p.bytes_received.saturating_sub(received), secs),
+                        bytes_sent: p.bytes_sent,
+                        bytes_received: p.bytes_received,
                         srtt_ms: p.srtt.as_secs_f64() * 1e3,
                         cwnd: p.cwnd,
                         lost: p.packets_lost,
