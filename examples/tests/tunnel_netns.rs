@@ -125,6 +125,10 @@ impl Drop for Lab {
         for ns in [&self.a, &self.b] {
             let _ = Command::new("ip").args(["netns", "del", ns]).status();
         }
+        // The logs stay for a failed test (its message names the directory).
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.logs);
+        }
     }
 }
 
