@@ -12,7 +12,22 @@ pub fn parse_or_usage_error<T: Parser>(program: &str) -> Result<T, ExitCode> {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
+            let mut lines = text.lines();
+            let mut first = lines.next().unwrap_or("bad arguments").to_owned();
+            // "the following required arguments were not provided:" lists them on the lines below: keep them
+            // on the one line.
+            if first.ends_with(':') {
+                let rest: Vec<&str> = lines
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                if !rest.is_empty() {
+                    first = format!("{first} {}", rest.join(", "));
+                }
+            } else if let Some(values) = lines.map(str::trim).find(|l| l.starts_with("[possible values:")) {
+                // An enumerated option's valid choices follow on a line of their own.
+                first = format!("{first} {values}");
+            }
             eprintln!("{program}: {}", first.trim_start_matches("error: "));
             Err(ExitCode::from(2))
         }

@@ -51,18 +51,63 @@ pub struct TransportArgs {
     pub qlog: Option<PathBuf>,
 }
 
-/// `mpquic-perf server`.
+/// The server's certificate options (shared with `mpquic-tunnel server`).
 #[derive(Debug, Clone, Args)]
-pub struct ServerArgs {
-    /// Address to listen on (the wildcard address accepts paths to any of the host's addresses).
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:4433")]
-    pub bind: SocketAddr,
+pub struct CertArgs {
     /// PEM certificate chain (default: an in-memory self-signed certificate for localhost, 127.0.0.1, ::1).
     #[arg(long, value_name = "FILE", requires = "key")]
     pub cert: Option<PathBuf>,
     /// PEM private key of --cert.
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
+}
+
+impl CertArgs {
+    /// The certificate and key files, when both are given.
+    pub fn files(&self) -> Option<(&std::path::Path, &std::path::Path)> {
+        self.cert.as_deref().zip(self.key.as_deref())
+    }
+}
+
+/// The client's trust options (shared with `mpquic-tunnel client`).
+#[derive(Debug, Clone, Args)]
+pub struct TrustArgs {
+    /// Accept any server certificate (labs and tests only).
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// PEM file of the certificate(s) to trust (default: the system's roots).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    pub ca: Option<PathBuf>,
+    /// Name to verify the certificate against (default: `localhost` for an IP address, else the host).
+    #[arg(long, value_name = "NAME")]
+    pub server_name: Option<String>,
+}
+
+impl TrustArgs {
+    /// What these options trust.
+    pub fn trust(&self) -> super::tls::Trust<'_> {
+        match (&self.ca, self.insecure) {
+            (_, true) => super::tls::Trust::Anyone,
+            (Some(path), false) => super::tls::Trust::PemFile(path),
+            (None, false) => super::tls::Trust::System,
+        }
+    }
+
+    /// The name the server's certificate is checked against.
+    pub fn name(&self) -> String {
+        self.server_name.clone().unwrap_or_else(|| "localhost".to_owned())
+    }
+}
+
+/// `mpquic-perf server`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Address to listen on (the wildcard address accepts paths to any of the host's addresses).
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:4433")]
+    pub bind: SocketAddr,
+    /// The server's certificate.
+    #[command(flatten)]
+    pub certificate: CertArgs,
     /// Exit after serving one connection.
     #[arg(short = '1', long)]
     pub one_off: bool,
@@ -114,15 +159,9 @@ pub struct ClientArgs {
     /// No live progress display, even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
-    /// Accept any server certificate (labs and tests only).
-    #[arg(short = 'k', long)]
-    pub insecure: bool,
-    /// PEM file of the certificate(s) to trust (default: the system's roots).
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub ca: Option<PathBuf>,
-    /// Name to verify the certificate against (default: `localhost` for an IP address, else the host).
-    #[arg(long, value_name = "NAME")]
-    pub server_name: Option<String>,
+    /// Whom the client trusts.
+    #[command(flatten)]
+    pub trust: TrustArgs,
     /// Controller, scheduler and qlog.
     #[command(flatten)]
     pub transport: TransportArgs,

@@ -45,28 +45,36 @@ pub struct ClientOptions {
 /// Where the client's endpoint binds: one socket serves every path, so paths that share one local address
 /// get that address, and paths from several addresses get the wildcard address of their family.
 fn bind_address(o: &ClientOptions) -> Result<SocketAddr, PerfError> {
-    let v4 = o.server.is_ipv4();
+    bind_address_for(o.server, &o.paths)
+}
+
+/// [`bind_address`] for a server address and `(local, remote, backup)` paths (shared with `mpquic-tunnel`).
+pub fn bind_address_for(
+    server: SocketAddr,
+    paths: &[(SocketAddr, Option<SocketAddr>, bool)],
+) -> Result<SocketAddr, PerfError> {
+    let v4 = server.is_ipv4();
     let unspecified = if v4 {
         IpAddr::V4(Ipv4Addr::UNSPECIFIED)
     } else {
         IpAddr::V6(Ipv6Addr::UNSPECIFIED)
     };
-    let Some((first, ..)) = o.paths.first() else {
+    let Some((first, ..)) = paths.first() else {
         return Ok(SocketAddr::new(unspecified, 0));
     };
-    let ports: Vec<u16> = o.paths.iter().map(|p| p.0.port()).filter(|&p| p != 0).collect();
+    let ports: Vec<u16> = paths.iter().map(|p| p.0.port()).filter(|&p| p != 0).collect();
     if ports.windows(2).any(|w| w.first() != w.last()) {
         return Err(PerfError::Usage(
             "paths share one UDP socket: give every LOCAL the same port, or none".to_owned(),
         ));
     }
     let port = ports.first().copied().unwrap_or(0);
-    if o.paths.iter().any(|p| p.0.is_ipv4() != v4) {
+    if paths.iter().any(|p| p.0.is_ipv4() != v4) {
         return Err(PerfError::Usage(
             "every path's LOCAL must be of the server address's family".to_owned(),
         ));
     }
-    if o.paths.iter().all(|p| p.0.ip() == first.ip()) {
+    if paths.iter().all(|p| p.0.ip() == first.ip()) {
         Ok(SocketAddr::new(first.ip(), port))
     } else {
         Ok(SocketAddr::new(unspecified, port))
@@ -210,9 +218,20 @@ pub async fn run(
 
 /// Opens every path after the first (each waits for the server's connection IDs of its path ID).
 async fn open_paths(conn: Connection, options: ClientOptions, port: u16) {
-    for &(local, remote, backup) in options.paths.iter().skip(1) {
+    open_paths_for(conn, options.server, options.paths, port).await;
+}
+
+/// Opens every path of `paths` after the first from the endpoint's `port`, each to its remote or `server`
+/// (shared with `mpquic-tunnel`).
+pub async fn open_paths_for(
+    conn: Connection,
+    server: SocketAddr,
+    paths: Vec<(SocketAddr, Option<SocketAddr>, bool)>,
+    port: u16,
+) {
+    for &(local, remote, backup) in paths.iter().skip(1) {
         let local = SocketAddr::new(local.ip(), port);
-        let remote = remote.unwrap_or(options.server);
+        let remote = remote.unwrap_or(server);
         let status = if backup {
             PathStatus::Backup
         } else {

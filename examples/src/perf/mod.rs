@@ -143,8 +143,7 @@ pub async fn main_with(cli: Cli) -> ExitCode {
 }
 
 async fn run_server(a: ServerArgs) -> Result<(), PerfError> {
-    let cert_key = a.cert.as_deref().zip(a.key.as_deref());
-    let (tls, _) = tls::server(cert_key)?;
+    let (tls, _) = tls::server(a.certificate.files())?;
     let server = Server::bind(
         ServerOptions {
             bind: a.bind,
@@ -171,12 +170,7 @@ async fn run_server(a: ServerArgs) -> Result<(), PerfError> {
 
 async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
     cli::check_paths(a.server, &a.paths).map_err(PerfError::Usage)?;
-    let trust = match (&a.ca, a.insecure) {
-        (_, true) => tls::Trust::Anyone,
-        (Some(path), false) => tls::Trust::PemFile(path),
-        (None, false) => tls::Trust::System,
-    };
-    let tls = tls::client(trust)?;
+    let tls = tls::client(a.trust.trust())?;
     let direction = if a.reverse {
         Direction::Download
     } else {
@@ -188,7 +182,7 @@ async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
     };
     let options = ClientOptions {
         server: a.server,
-        server_name: a.server_name.clone().unwrap_or_else(|| "localhost".to_owned()),
+        server_name: a.trust.name(),
         direction,
         amount,
         streams: a.parallel,

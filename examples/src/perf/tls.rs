@@ -25,6 +25,19 @@ fn options() -> TlsOptions {
     TlsOptions::with_alpn(ALPN)
 }
 
+/// [`server`] for another application protocol (`mpquic-tunnel` shares the certificate handling).
+pub fn server_with_alpn(
+    cert_key: Option<(&Path, &Path)>,
+    alpn: &[u8],
+) -> Result<(Arc<rustls::ServerConfig>, Option<CertificateDer<'static>>), PerfError> {
+    server_for(cert_key, &TlsOptions::with_alpn(alpn))
+}
+
+/// [`client`] for another application protocol.
+pub fn client_with_alpn(trust: Trust<'_>, alpn: &[u8]) -> Result<Arc<rustls::ClientConfig>, PerfError> {
+    client_for(trust, &TlsOptions::with_alpn(alpn))
+}
+
 /// The names of the self-signed certificate.
 pub const SELF_SIGNED_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -82,11 +95,18 @@ pub fn load_private_key(file: &Path) -> Result<PrivateKeyDer<'static>, PerfError
 pub fn server(
     cert_key: Option<(&Path, &Path)>,
 ) -> Result<(Arc<rustls::ServerConfig>, Option<CertificateDer<'static>>), PerfError> {
+    server_for(cert_key, &options())
+}
+
+fn server_for(
+    cert_key: Option<(&Path, &Path)>,
+    options: &TlsOptions,
+) -> Result<(Arc<rustls::ServerConfig>, Option<CertificateDer<'static>>), PerfError> {
     match cert_key {
         Some((cert, key)) => {
             let chain = load_certificates("--cert", cert)?;
             let private = load_private_key(key)?;
-            let config = server_config(chain, private, &options()).map_err(|e| match e {
+            let config = server_config(chain, private, options).map_err(|e| match e {
                 rustls::Error::InconsistentKeys(_) => PerfError::File(format!(
                     "--key {} does not match the certificate of --cert {}",
                     key.display(),
@@ -104,7 +124,7 @@ pub fn server(
             let s = SelfSigned::generate(&SELF_SIGNED_NAMES).map_err(|e| PerfError::Tls(e.to_string()))?;
             let cert = s.cert.clone();
             let config =
-                server_config(vec![s.cert], s.key, &options()).map_err(|e| PerfError::Tls(e.to_string()))?;
+                server_config(vec![s.cert], s.key, options).map_err(|e| PerfError::Tls(e.to_string()))?;
             Ok((config, Some(cert)))
         }
     }
@@ -125,10 +145,14 @@ pub enum Trust<'a> {
 
 /// The client's TLS configuration.
 pub fn client(trust: Trust<'_>) -> Result<Arc<rustls::ClientConfig>, PerfError> {
+    client_for(trust, &options())
+}
+
+fn client_for(trust: Trust<'_>, options: &TlsOptions) -> Result<Arc<rustls::ClientConfig>, PerfError> {
     let tls = |e: rustls::Error| PerfError::Tls(e.to_string());
     let mut roots = RootCertStore::empty();
     match trust {
-        Trust::Anyone => return client_config_dangerous_skip_verification(&options()).map_err(tls),
+        Trust::Anyone => return client_config_dangerous_skip_verification(options).map_err(tls),
         Trust::System => {
             let found = rustls_native_certs::load_native_certs();
             let (added, _) = roots.add_parsable_certificates(found.certs);
@@ -157,7 +181,7 @@ pub fn client(trust: Trust<'_>) -> Result<Arc<rustls::ClientConfig>, PerfError> 
             }
         }
     }
-    client_config(roots, &options()).map_err(tls)
+    client_config(roots, options).map_err(tls)
 }
 
 /// The TLS alert a handshake failure carries, and whether our side raised it: QUIC closes a failed

@@ -721,6 +721,11 @@ impl Connection {
         Ok(())
     }
 
+    /// The largest datagram [`Connection::send_datagram`] accepts now (`None`: the peer takes no datagrams).
+    pub fn max_datagram_size(&self) -> Option<usize> {
+        self.inner.lock().conn.max_datagram_size()
+    }
+
     /// Waits for the next datagram from the peer.
     pub async fn read_datagram(&self) -> Result<Bytes, ConnectionError> {
         poll_fn(|cx| {

@@ -726,10 +726,7 @@ impl Connection {
             return Err(SendDatagramError::Unsupported);
         }
         let frame_len = 1 + VarInt::size_of(data.len() as u64).unwrap_or(8) + data.len();
-        // 1-RTT overhead: short header (1 + CID + 4) and the AEAD tag.
-        let room =
-            usize::from(self.config.max_udp_payload).saturating_sub(1 + self.paths_dcid_len() + 4 + 16);
-        if frame_len as u64 > max.into_inner() || frame_len > room {
+        if frame_len > self.max_datagram_frame_len(max.into_inner()) {
             return Err(SendDatagramError::TooLarge);
         }
         // `ConnectionLimits::datagrams_out`: an application that queues faster than the path sends loses the
@@ -762,6 +759,37 @@ impl Connection {
     #[cfg(test)]
     pub(crate) fn inject_initial_frame_for_test(&mut self, frame: Vec<u8>) {
         self.raw_initial_frames.push(frame);
+    }
+
+    /// The largest DATAGRAM frame (type, length and payload) that [`Connection::send_datagram`] accepts, given
+    /// the peer's `max_datagram_frame_size`: the peer's limit and what fits in one 1-RTT packet of
+    /// `max_udp_payload` bytes after the short header (1 + connection ID + 4-byte packet number) and the AEAD tag.
+    fn max_datagram_frame_len(&self, peer_max: u64) -> usize {
+        let room =
+            usize::from(self.config.max_udp_payload).saturating_sub(1 + self.paths_dcid_len() + 4 + 16);
+        room.min(usize::try_from(peer_max).unwrap_or(usize::MAX))
+    }
+
+    /// The largest payload [`Connection::send_datagram`] accepts now (`None`: the peer does not accept
+    /// datagrams, or its transport parameters are not known yet). RFC 9221 §5: a DATAGRAM frame is never split
+    /// over packets, so the limit is the frame that fits in one packet, less its type and length fields.
+    pub fn max_datagram_size(&self) -> Option<usize> {
+        let max = self
+            .peer_params
+            .as_ref()
+            .or(self.remembered_params())?
+            .max_datagram_frame_size?
+            .into_inner();
+        if max == 0 {
+            return None;
+        }
+        let frame = self.max_datagram_frame_len(max);
+        // The largest n with 1 + size_of(n) + n <= frame.
+        let n = (1..=8usize)
+            .filter_map(|len| frame.checked_sub(1 + len))
+            .filter(|&n| VarInt::size_of(n as u64).is_some_and(|l| 1 + l + n <= frame))
+            .max()?;
+        Some(n)
     }
 
     /// The next received datagram.

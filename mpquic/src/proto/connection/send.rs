@@ -682,7 +682,9 @@ impl Connection {
             buf.truncate(start);
             return None;
         }
-        let app_limited = !self.streams.has_stream_data();
+        // RFC 9002 §7.8: app-limited means nothing more to send; queued DATAGRAM frames are data to send too (a
+        // datagram-only sender, such as an IP tunnel, would otherwise never grow its window).
+        let app_limited = !self.streams.has_stream_data() && self.datagrams_out.is_empty();
         let has_data = records.iter().any(|r| matches!(r, FrameRecord::Stream(_)));
         let path = self.paths.get_mut(&path_id)?;
         let size = u16::try_from(packet_len).unwrap_or(u16::MAX);

@@ -5,6 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::harness::Pair;
+use crate::cc::PathId;
 use crate::proto::connection::{Event, TransportConfig};
 use crate::proto::streams::StreamId;
 
@@ -203,10 +204,44 @@ fn datagrams_both_ways() {
 }
 
 #[test]
+fn a_datagram_only_sender_grows_its_window() {
+    // RFC 9002 §7.8: a sender is application-limited when it has nothing to send. Datagrams queued beyond the
+    // window are something to send, so the window grows as it does for stream data.
+    let mut p = Pair::new(None, TransportConfig::default(), 9);
+    p.handshake();
+    let initial = p.client.conn().path_stats(PathId(0)).unwrap().cwnd;
+    let mut received = 0usize;
+    let grew = p.drive_until(Duration::from_secs(1), |p| {
+        // Keep more queued than the window lets out (20 datagrams a step; the queue's bound is 1024).
+        for _ in 0..20 {
+            let _ = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1000]));
+        }
+        while p.server.conn().recv_datagram().is_some() {
+            received += 1;
+        }
+        p.client.conn().path_stats(PathId(0)).unwrap().cwnd > 2 * initial
+    });
+    let cwnd = p.client.conn().path_stats(PathId(0)).unwrap().cwnd;
+    assert!(
+        grew,
+        "window {cwnd} stayed near the initial {initial} after {received} datagrams"
+    );
+}
+
+#[test]
 fn datagram_too_large_is_refused() {
     let mut p = Pair::new(None, TransportConfig::default(), 8);
     p.handshake();
     let err = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1500]));
+    assert_eq!(err, Err(crate::proto::connection::SendDatagramError::TooLarge));
+    // 1200-byte packets, 8-byte connection IDs: 1200 - (1 + 8 + 4) - 16 = 1171 bytes for the frame, of which
+    // the type takes 1 and the length 2 (1168 >= 64): 1168 bytes of payload fit, 1169 do not.
+    assert_eq!(p.client.conn().max_datagram_size(), Some(1168));
+    assert_eq!(
+        p.client.conn().send_datagram(Bytes::from(vec![0u8; 1168])),
+        Ok(())
+    );
+    let err = p.client.conn().send_datagram(Bytes::from(vec![0u8; 1169]));
     assert_eq!(err, Err(crate::proto::connection::SendDatagramError::TooLarge));
 }
 
