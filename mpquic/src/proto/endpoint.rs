@@ -228,37 +228,36 @@ impl Endpoint {
         remote: SocketAddr,
         server_name: &str,
     ) -> Result<(ConnectionHandle, Connection), ConnectError> {
+        let prepared = self.prepare_connect();
+        let local_cid = prepared.local_cid();
+        let conn = prepared.build(now, config, remote, server_name)?;
+        Ok((self.register_client(local_cid), conn))
+    }
+
+    /// [`Endpoint::connect`] in three steps, so that a caller that guards the endpoint with a lock can build
+    /// the connection without holding it: the TLS set-up of a client connection (its key share, an X25519
+    /// key generation, and the Initial keys) is most of the cost of `connect`. This step draws the
+    /// connection IDs and the connection's seed; [`PreparedConnect::build`] builds the connection (no
+    /// endpoint needed); [`Endpoint::register_client`] routes its connection ID and numbers it. The same
+    /// random draws in the same order as `connect`, so a seeded endpoint gives the same connections.
+    pub fn prepare_connect(&mut self) -> PreparedConnect {
         let local_cid = self.new_cid(self.config.cid_len);
         // RFC 9000 §7.2: "the client MUST use a Destination Connection ID ... unpredictable ... at least 8 bytes".
         let initial_dcid = self.new_cid(16);
         let seed = self.rng.fork_seed();
-        let conn = Connection::client(
-            config,
-            server_name,
-            NewConnection {
-                side: Side::Client,
-                config: config.transport.clone(),
-                seed,
-                now,
-                remote,
-                local_cid,
-                remote_cid: initial_dcid,
-                orig_dcid: initial_dcid,
-                reset_key: self.reset_key.clone(),
-                tokens: Tokens::client(
-                    self.token_store
-                        .lock()
-                        .ok()
-                        .and_then(|mut s| s.take(server_name))
-                        .unwrap_or_default(),
-                    self.token_store.clone(),
-                    server_name,
-                ),
-                address_validated: true,
-            },
-        )?;
-        let handle = self.register(vec![local_cid]);
-        Ok((handle, conn))
+        PreparedConnect {
+            local_cid,
+            initial_dcid,
+            seed,
+            reset_key: self.reset_key.clone(),
+            token_store: self.token_store.clone(),
+        }
+    }
+
+    /// Routes the connection ID of a client connection built from [`Endpoint::prepare_connect`] and returns
+    /// its handle. Call it before the connection sends anything (the server's answers are routed by it).
+    pub fn register_client(&mut self, local_cid: ConnectionId) -> ConnectionHandle {
+        self.register(vec![local_cid])
     }
 
     /// Routes one received datagram. A [`DatagramEvent::NewConnection`] has already processed it.
@@ -599,6 +598,57 @@ impl Endpoint {
     /// each keeps issued: the peers' active_connection_id_limit per path).
     pub fn route_count(&self) -> usize {
         self.routes.len()
+    }
+}
+
+/// A client connection's identity drawn by [`Endpoint::prepare_connect`], to be built by
+/// [`PreparedConnect::build`] (without the endpoint) and registered with [`Endpoint::register_client`].
+#[derive(Debug)]
+pub struct PreparedConnect {
+    local_cid: ConnectionId,
+    initial_dcid: ConnectionId,
+    seed: [u8; 32],
+    reset_key: ResetKey,
+    token_store: Arc<Mutex<LruTokenStore>>,
+}
+
+impl PreparedConnect {
+    /// The connection ID to pass to [`Endpoint::register_client`].
+    pub fn local_cid(&self) -> ConnectionId {
+        self.local_cid
+    }
+
+    /// Builds the client connection (TLS set-up included).
+    pub fn build(
+        self,
+        now: Instant,
+        config: &ClientConfig,
+        remote: SocketAddr,
+        server_name: &str,
+    ) -> Result<Connection, ConnectError> {
+        let token = self
+            .token_store
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take(server_name))
+            .unwrap_or_default();
+        Connection::client(
+            config,
+            server_name,
+            NewConnection {
+                side: Side::Client,
+                config: config.transport.clone(),
+                seed: self.seed,
+                now,
+                remote,
+                local_cid: self.local_cid,
+                remote_cid: self.initial_dcid,
+                orig_dcid: self.initial_dcid,
+                reset_key: self.reset_key,
+                tokens: Tokens::client(token, self.token_store, server_name),
+                address_validated: true,
+            },
+        )
     }
 }
 

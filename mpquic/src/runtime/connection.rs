@@ -5,10 +5,11 @@
 //! datagrams, close) and one driver task per connection. A flush ([`ConnShared::flush`]) fires a due timer,
 //! writes every datagram the core has to send, groups them for GSO and sends them, and turns core events
 //! into wake-ups of the tasks waiting on streams, datagrams, accepts or the end of the connection. The task
-//! that changed the core's state flushes itself (the endpoint's receive task after a batch, a stream write);
-//! the driver task sleeps until the core's timer and is woken only when a flush wants an earlier timer, the
-//! socket is full, a burst exceeds one turn or the connection ends. A read that makes flow-control credit
-//! due flushes it itself ([`ConnShared::credit_released`]).
+//! that changed the core's state flushes itself (the endpoint's receive task after a batch, a stream write,
+//! a FIN, a close); the driver task sleeps on a timer that a flush moves earlier itself when the core wants
+//! an earlier timer, and is woken only when the socket is full, a burst exceeds one turn or the connection
+//! is closed from a drop. A read that makes flow-control credit due flushes it itself
+//! ([`ConnShared::credit_released`]).
 
 use std::collections::HashMap;
 use std::future::{Future, poll_fn};
@@ -36,6 +37,9 @@ use super::clock;
 use super::endpoint::EndpointShared;
 use super::socket::Outgoing;
 use super::streams::{RecvStream, SendStream};
+
+/// How far ahead the driver's timer is parked when the core wants no timer.
+const NO_TIMER: Duration = Duration::from_secs(24 * 3600);
 
 /// Datagrams the driver writes per turn before it yields to other tasks.
 const MAX_TRANSMITS_PER_TURN: usize = 64;
@@ -103,8 +107,14 @@ pub(crate) struct ConnState {
     pub(super) path_events: std::collections::VecDeque<super::paths::PathEvent>,
     pub(super) path_event_wakers: Vec<Waker>,
     /// The time the driver task sleeps until (`None`: no timer). Whoever makes the core want an earlier
-    /// timer wakes the driver so that it re-arms.
+    /// timer moves `driver_timer` to it.
     driver_deadline: Option<Instant>,
+    /// The timer the driver task sleeps on ([`NO_TIMER`] ahead while `driver_deadline` is `None`). Kept here,
+    /// under the same lock as `driver_deadline`, so that a task that flushes can move it earlier itself
+    /// instead of waking the driver only for the driver to re-arm: a task hop, and often a wake-up of an idle
+    /// worker thread, saved each time a send arms a loss-detection timer earlier than the one the driver
+    /// sleeps on.
+    driver_timer: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl ConnState {
@@ -219,7 +229,7 @@ pub(crate) struct Flushed {
     blocked: bool,
     /// The per-turn transmit limit was hit: there may be more to send.
     more: bool,
-    /// The driver must run: its timer must move earlier, or one of the above needs it.
+    /// The driver must run: one of the above needs it.
     wake_driver: bool,
 }
 
@@ -247,6 +257,13 @@ impl ConnShared {
         handle: ConnectionHandle,
         endpoint: Arc<EndpointShared>,
     ) -> Arc<ConnShared> {
+        let driver_timer = {
+            // `connect` may be called from outside the runtime: the timer needs its time driver.
+            let _guard = endpoint.runtime().enter();
+            Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(
+                clock::now() + NO_TIMER,
+            )))
+        };
         Arc::new(ConnShared {
             state: Mutex::new(ConnState {
                 conn,
@@ -264,6 +281,7 @@ impl ConnShared {
                 path_events: std::collections::VecDeque::new(),
                 path_event_wakers: Vec::new(),
                 driver_deadline: None,
+                driver_timer,
             }),
             tx: Mutex::new(Tx {
                 out: Outgoing::default(),
@@ -369,6 +387,26 @@ impl ConnShared {
         deadline
     }
 
+    /// Arms the driver's timer for its sleep: at `wanted`, the time its last turn chose from the core's timer
+    /// `computed` (`None`: no timer), unless a flusher moved `driver_deadline` earlier since that turn.
+    fn arm_sleep(&self, computed: Option<Instant>, wanted: Option<Instant>) {
+        let mut st = self.lock();
+        let deadline = if st.driver_deadline == computed {
+            wanted
+        } else {
+            st.driver_deadline
+        };
+        st.driver_deadline = deadline;
+        // Without a timer the sleep is parked far ahead; a flusher that needs one moves it.
+        let at = tokio::time::Instant::from_std(deadline.unwrap_or_else(|| clock::now() + NO_TIMER));
+        st.driver_timer.as_mut().reset(at);
+    }
+
+    /// Polls the driver's timer.
+    fn poll_sleep(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.lock().driver_timer.as_mut().poll(cx)
+    }
+
     /// One turn of [`ConnShared::flush`] by the holder of the transmit side.
     fn flush_once(&self, tx: &mut Tx, driver: bool) -> Flushed {
         let mut f = Flushed::default();
@@ -413,11 +451,13 @@ impl ConnShared {
             f.deadline = st.conn.poll_timeout();
             if driver {
                 st.driver_deadline = f.deadline;
-            } else if f
+            } else if let Some(d) = f
                 .deadline
-                .is_some_and(|d| st.driver_deadline.is_none_or(|armed| d < armed))
+                .filter(|&d| st.driver_deadline.is_none_or(|armed| d < armed))
             {
-                f.wake_driver = true;
+                // The driver sleeps on this timer (or re-arms it from `driver_deadline`): move it here.
+                st.driver_timer.as_mut().reset(tokio::time::Instant::from_std(d));
+                st.driver_deadline = Some(d);
             }
         }
         if !tx.endpoint_events.is_empty() {
@@ -435,7 +475,14 @@ impl ConnShared {
 
     /// Closes the connection with an application error code.
     pub(crate) fn close(&self, code: VarInt, reason: Bytes) {
-        self.lock().conn.close(clock::now(), code, reason);
+        {
+            let mut st = self.lock();
+            if st.conn.is_closed() {
+                // Closing, draining or drained already: nothing changes, the driver has its timer.
+                return;
+            }
+            st.conn.close(clock::now(), code, reason);
+        }
         self.wake_driver();
     }
 }
@@ -466,19 +513,19 @@ pub(crate) async fn drive(shared: Arc<ConnShared>) {
             tokio::task::yield_now().await;
             continue;
         }
-        match f.deadline {
-            Some(d) => {
-                // A deadline already past with nothing sent would spin: wait at least a millisecond.
-                let d = match f.now {
-                    Some(now) if d <= now && !f.sent => now + Duration::from_millis(1),
-                    _ => d,
-                };
-                tokio::select! {
-                    () = shared.notify.notified() => {}
-                    () = tokio::time::sleep_until(tokio::time::Instant::from_std(d)) => {}
-                }
-            }
-            None => shared.notify.notified().await,
+        // A deadline already past with nothing sent would spin: wait at least a millisecond.
+        let wanted = f.deadline.map(|d| match f.now {
+            Some(now) if d <= now && !f.sent => now + Duration::from_millis(1),
+            _ => d,
+        });
+        let notified = shared.notify.notified();
+        tokio::pin!(notified);
+        // Registered before the timer is armed: a wake-up from here on is not lost.
+        notified.as_mut().enable();
+        shared.arm_sleep(f.deadline, wanted);
+        tokio::select! {
+            () = &mut notified => {}
+            () = poll_fn(|cx| shared.poll_sleep(cx)) => {}
         }
     }
 }
@@ -709,8 +756,8 @@ impl Connection {
             Poll::Pending
         })
         .await?;
-        // Accepting may let the core raise the peer's stream limit.
-        self.inner.wake_driver();
+        // Accepting may let the core raise the peer's stream limit: sent from this task, as a write is.
+        self.inner.flush();
         Ok(id)
     }
 
@@ -745,7 +792,13 @@ impl Connection {
     /// Closes the connection immediately with an application error code and reason (RFC 9000 §10.2):
     /// pending stream data is abandoned, the peer sees the code and reason.
     pub fn close(&self, code: VarInt, reason: &[u8]) {
-        self.inner.close(code, Bytes::copy_from_slice(reason));
+        self.inner
+            .lock()
+            .conn
+            .close(clock::now(), code, Bytes::copy_from_slice(reason));
+        // The CONNECTION_CLOSE leaves from this task (the flush wakes the driver for the closing period's
+        // timer if it must), as a stream write does.
+        self.inner.flush();
     }
 
     /// Waits until the connection ends and says why.

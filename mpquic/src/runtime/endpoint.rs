@@ -73,6 +73,11 @@ impl EndpointShared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The tokio runtime the endpoint runs on.
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
+    }
+
     /// The current UDP socket.
     pub(crate) fn socket(&self) -> Arc<Socket> {
         self.socket.read().unwrap_or_else(PoisonError::into_inner).clone()
@@ -242,11 +247,22 @@ impl Endpoint {
         addr: SocketAddr,
         server_name: &str,
     ) -> Result<Connecting, ConnectError> {
+        let prepared = {
+            let mut st = self.shared.lock();
+            if st.closed {
+                return Err(ConnectError::EndpointClosed);
+            }
+            st.core.prepare_connect()
+        };
+        let local_cid = prepared.local_cid();
+        // The TLS set-up (the key share's X25519 key generation, the Initial keys) runs without the endpoint
+        // lock: the receive task routes datagrams, and other tasks connect, meanwhile.
+        let conn = prepared.build(clock::now(), config, addr, server_name)?;
         let mut st = self.shared.lock();
         if st.closed {
             return Err(ConnectError::EndpointClosed);
         }
-        let (handle, conn) = st.core.connect(clock::now(), config, addr, server_name)?;
+        let handle = st.core.register_client(local_cid);
         let shared = ConnShared::new(conn, addr, handle, self.shared.clone());
         st.conns.insert(handle, shared.clone());
         drop(st);

@@ -174,7 +174,8 @@ impl SendStream {
     pub fn finish(&mut self) -> Result<(), WriteError> {
         let r = self.conn.lock().conn.finish(self.id);
         self.done = true;
-        self.conn.wake_driver();
+        // The FIN leaves from this task, as written data does (no hop through the driver task).
+        self.conn.flush();
         match r {
             Ok(()) => Ok(()),
             Err(streams::WriteError::Stopped(code)) => Err(WriteError::Stopped(code)),
@@ -188,7 +189,7 @@ impl SendStream {
     pub fn reset(&mut self, code: VarInt) -> Result<(), WriteError> {
         let r = self.conn.lock().conn.reset(self.id, code);
         self.done = true;
-        self.conn.wake_driver();
+        self.conn.flush();
         r.map_err(|_| WriteError::ClosedStream)
     }
 }
@@ -434,7 +435,7 @@ impl RecvStream {
         }
         let r = self.conn.lock().conn.stop(self.id, code);
         self.done = true;
-        self.conn.wake_driver();
+        self.conn.flush();
         r.map_err(|_| ReadError::ClosedStream)
     }
 }

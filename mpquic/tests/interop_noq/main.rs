@@ -53,6 +53,7 @@ mod more_cases;
 mod mp_peer;
 mod noq_peer;
 mod reinjection;
+mod reset;
 mod world;
 
 use std::collections::HashMap;

@@ -1,6 +1,6 @@
 //! Timers: [`Connection::poll_timeout`] is the minimum over the idle timer, the closing/draining period, every
-//! path's loss-detection and ACK-delay timers, the long-header ACK timers, pacing and the key-discard timer;
-//! [`Connection::handle_timeout`] fires whatever is due.
+//! path's loss-detection and ACK-delay timers, the long-header ACK timers, pacing, the key-discard timer
+//! and the deadline of the next 1-RTT keys; [`Connection::handle_timeout`] fires whatever is due.
 
 use std::time::Instant;
 
@@ -25,6 +25,7 @@ impl Connection {
         };
         consider(self.idle_deadline());
         consider(self.key_discard_deadline);
+        consider(self.one_rtt.as_ref().and_then(|k| k.next_keys_deadline()));
         consider(self.validation_timeout());
         consider(self.abandoned_path_timeout());
         consider(self.mtu_timeout());
@@ -119,6 +120,11 @@ impl Connection {
             self.key_discard_deadline = None;
             if let Some(k) = self.one_rtt.as_mut() {
                 k.discard_previous_keys();
+            }
+        }
+        if let Some(k) = self.one_rtt.as_mut() {
+            if k.next_keys_deadline().is_some_and(|d| now >= d) {
+                k.prepare_next_keys();
             }
         }
         if self.validation_timeout().is_some_and(|t| now >= t) {

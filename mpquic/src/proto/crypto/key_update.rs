@@ -1,9 +1,27 @@
 //! 1-RTT keys and key update (RFC 9001 §6), driven by the connection.
 //!
 //! [`OneRttKeys`] holds the header keys (never updated), the current send and receive packet keys, the next
-//! generation (derived in advance, so that trying them costs no key derivation: RFC 9001 §6.3 and §9.5), and
-//! the previous receive key until the connection retires it. The Key Phase bit of the current keys is
-//! [`OneRttKeys::key_phase`].
+//! generation once it is derived, and the previous receive key until the connection retires it. The Key Phase
+//! bit of the current keys is [`OneRttKeys::key_phase`].
+//!
+//! When the next generation is derived (RFC 9001 §6.3, §6.5 and §9.5). Deriving it costs two HKDF-Expand-Label
+//! calls for the secrets, four for keys and IVs and two AES-GCM key set-ups: about 3 % of a whole handshake's
+//! instructions, wasted on the many connections that never update their keys. So the keys do not derive it
+//! when they become current; they derive it at the first of:
+//! - [`OneRttKeys::prepare_next_keys`], which the connection calls from its timer one PTO after the keys became
+//!   current (the handshake was confirmed, or a key update happened; [`OneRttKeys::next_keys_deadline`]).
+//!   RFC 9001 §6.3: "For a short period after a key update completes, up to the PTO, endpoints MAY defer
+//!   generation of the next set of receive packet protection keys." That happens outside packet processing,
+//!   and from then on every packet is opened with keys already at hand, whatever its Key Phase, as quinn does
+//!   by deriving at once: no timing signal.
+//! - a key update we initiate (not packet processing either);
+//! - a packet with the other Key Phase that is not for the previous keys, within that PTO. RFC 9001 §6.3: "An
+//!   endpoint MAY generate new keys as part of packet processing, but this creates a timing signal that could
+//!   be used by an attacker to learn when key updates happen and thus leak the value of the Key Phase bit."
+//!   The signal is limited to one packet per key generation and to one PTO after the keys became current:
+//!   the keys are kept even if that packet fails authentication (RFC 9001 §6.3: "Once generated, the next
+//!   set of packet protection keys SHOULD be kept, even if the packet that was received was subsequently
+//!   discarded."), so later packets, injected or not, find them ready.
 //!
 //! Receiving (RFC 9001 §6.2, §6.5): a packet whose Key Phase equals ours opens with the current keys. A packet
 //! with the other Key Phase opens with the previous keys if its packet number is lower than every packet of the
@@ -19,6 +37,7 @@
 //! to wait that long after an update is confirmed before initiating another.
 
 use std::fmt;
+use std::time::Instant;
 
 use super::{AeadLimits, CryptoError, HeaderKey, Keys, PacketKey};
 use crate::cc::PathId;
@@ -74,9 +93,13 @@ pub struct OneRttKeys {
     local_header: HeaderKey,
     remote_header: HeaderKey,
     current: KeyPair,
-    next: KeyPair,
-    /// Secrets of the generation after `next`.
+    /// The next generation, once derived (see the module documentation for when).
+    next: Option<KeyPair>,
+    /// Secrets of the first generation not derived yet: `next`'s if `next` is `None`, else the one after.
     secrets: rustls::quic::Secrets,
+    /// Until when deriving `next` may wait (set by the connection; `None` once `next` is derived or before
+    /// the connection sets it).
+    next_deadline: Option<Instant>,
     previous_remote: Option<PacketKey>,
     key_phase: bool,
     generation: u64,
@@ -96,10 +119,9 @@ pub struct OneRttKeys {
 
 impl OneRttKeys {
     /// The 1-RTT keys rustls hands out at the end of the handshake: generation-0 `keys` and the secrets of
-    /// generation 1 (`rustls::quic::KeyChange::OneRtt`).
-    pub fn new(keys: rustls::quic::Keys, mut next: rustls::quic::Secrets) -> Self {
+    /// generation 1 (`rustls::quic::KeyChange::OneRtt`). Generation 1 is derived later (module documentation).
+    pub fn new(keys: rustls::quic::Keys, next: rustls::quic::Secrets) -> Self {
         let keys = Keys::from_rustls(keys);
-        let next_pair = KeyPair::from(next.next_packet_keys());
         let limits = AeadLimits::of(&keys.local.packet);
         OneRttKeys {
             local_header: keys.local.header,
@@ -108,8 +130,9 @@ impl OneRttKeys {
                 local: keys.local.packet,
                 remote: keys.remote.packet,
             },
-            next: next_pair,
+            next: None,
             secrets: next,
+            next_deadline: None,
             previous_remote: None,
             key_phase: false,
             generation: 0,
@@ -151,6 +174,34 @@ impl OneRttKeys {
     /// Packets sealed with the current send key, across all paths.
     pub fn sealed_with_current_key(&self) -> u64 {
         self.sealed_with_current
+    }
+
+    /// Whether the next generation's keys are derived already.
+    pub fn has_next_keys(&self) -> bool {
+        self.next.is_some()
+    }
+
+    /// Asks for the next generation to be derived by `deadline` at the latest: the connection calls
+    /// [`prepare_next_keys`](Self::prepare_next_keys) when [`next_keys_deadline`](Self::next_keys_deadline)
+    /// is reached. Call it when the current keys become current: at handshake confirmation and after each key
+    /// update, with `deadline` = now + PTO (RFC 9001 §6.3 allows deferring "up to the PTO"). An earlier
+    /// deadline already set is kept.
+    pub fn defer_next_keys_until(&mut self, deadline: Instant) {
+        if self.next.is_none() {
+            self.next_deadline = Some(self.next_deadline.map_or(deadline, |d| d.min(deadline)));
+        }
+    }
+
+    /// When the connection should call [`prepare_next_keys`](Self::prepare_next_keys); `None` if the next
+    /// keys are derived already or no deadline was set.
+    pub fn next_keys_deadline(&self) -> Option<Instant> {
+        self.next_deadline
+    }
+
+    /// Derives the next generation's keys now if they are not derived yet (outside packet processing: from
+    /// the connection's timer).
+    pub fn prepare_next_keys(&mut self) {
+        self.next_pair();
     }
 
     /// Whether the previous receive key is still kept.
@@ -262,8 +313,9 @@ impl OneRttKeys {
             }
         }
         // RFC 9001 §5.5: "a packet that appears to trigger a key update but cannot be unprotected successfully
-        // MUST be discarded." The error return does that: no state changed.
-        let len = self.next.remote.open(path, pn, packet, header_len)?;
+        // MUST be discarded." The error return does that: no state changed, except that the next keys may have
+        // been derived for this packet, and those are kept (RFC 9001 §6.3, module documentation).
+        let len = self.next_pair().remote.open(path, pn, packet, header_len)?;
         // RFC 9001 §6.2: "If a packet is successfully processed using the next key and IV, then the peer has
         // initiated a key update. The endpoint MUST update its send keys to the corresponding key phase in
         // response". Rotating moves both directions, so every later packet, acknowledgments included, uses
@@ -295,10 +347,22 @@ impl OneRttKeys {
         self.sealed_with_current = n;
     }
 
-    /// Moves to the next generation in both directions.
+    /// The next generation's keys, derived now if they were not yet.
+    fn next_pair(&mut self) -> &KeyPair {
+        self.next_deadline = None;
+        self.next
+            .get_or_insert_with(|| KeyPair::from(self.secrets.next_packet_keys()))
+    }
+
+    /// Moves to the next generation in both directions. The generation after it is derived later (module
+    /// documentation): the connection sets its deadline with [`defer_next_keys_until`](Self::defer_next_keys_until).
     fn rotate(&mut self) {
-        let after_next = KeyPair::from(self.secrets.next_packet_keys());
-        let old = std::mem::replace(&mut self.current, std::mem::replace(&mut self.next, after_next));
+        self.next_deadline = None;
+        let next = match self.next.take() {
+            Some(next) => next,
+            None => KeyPair::from(self.secrets.next_packet_keys()),
+        };
+        let old = std::mem::replace(&mut self.current, next);
         self.previous_remote = Some(old.remote);
         self.key_phase = !self.key_phase;
         self.generation = self.generation.saturating_add(1);
@@ -330,6 +394,7 @@ impl fmt::Debug for OneRttKeys {
             .field("key_phase", &self.key_phase)
             .field("generation", &self.generation)
             .field("has_previous", &self.previous_remote.is_some())
+            .field("has_next", &self.next.is_some())
             .field("current_acked", &self.current_acked)
             .field("sealed_with_current", &self.sealed_with_current)
             .finish_non_exhaustive()

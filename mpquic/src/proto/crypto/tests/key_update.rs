@@ -250,3 +250,124 @@ fn rfc9001_6_6_integrity_limit_closes_with_aead_limit_reached() {
     default.set_limits(AeadLimits::CHACHA20_POLY1305);
     assert!(default.on_auth_failure().is_ok());
 }
+
+#[test]
+fn next_keys_are_derived_lazily_on_the_deadline_the_connection_sets() {
+    let (mut c, _) = pair();
+    // Not derived at the handshake.
+    assert!(!c.has_next_keys());
+    assert_eq!(c.next_keys_deadline(), None);
+    #[allow(clippy::disallowed_methods)] // an origin for the deadlines
+    let t0 = std::time::Instant::now();
+    let pto = std::time::Duration::from_millis(30);
+    c.defer_next_keys_until(t0 + pto);
+    assert_eq!(c.next_keys_deadline(), Some(t0 + pto));
+    // A later deadline does not postpone an earlier one; an earlier one replaces it.
+    c.defer_next_keys_until(t0 + 2 * pto);
+    assert_eq!(c.next_keys_deadline(), Some(t0 + pto));
+    c.defer_next_keys_until(t0 + pto / 2);
+    assert_eq!(c.next_keys_deadline(), Some(t0 + pto / 2));
+    c.prepare_next_keys();
+    assert!(c.has_next_keys());
+    assert_eq!(c.next_keys_deadline(), None);
+    // Nothing left to defer once derived.
+    c.defer_next_keys_until(t0 + pto);
+    assert_eq!(c.next_keys_deadline(), None);
+    // A key update uses them; the generation after has no keys and no deadline until the connection sets one.
+    c.initiate_update().unwrap();
+    assert_eq!(c.generation(), 1);
+    assert!(!c.has_next_keys());
+    assert_eq!(c.next_keys_deadline(), None);
+}
+
+#[test]
+fn rfc9001_6_3_next_keys_derived_for_a_failed_trigger_are_kept() {
+    let (mut c, mut s) = pair();
+    let p0 = PathId(0);
+    receive(&mut s, p0, build(&mut c, p0, 0), None).unwrap();
+    #[allow(clippy::disallowed_methods)] // an origin for the deadline
+    let t0 = std::time::Instant::now();
+    s.defer_next_keys_until(t0 + std::time::Duration::from_secs(1));
+    // A packet of the current phase needs no next keys.
+    receive(&mut s, p0, build(&mut c, p0, 1), Some(0)).unwrap();
+    assert!(!s.has_next_keys());
+    // An apparent key update that does not authenticate: dropped, no update, but the keys derived to try it
+    // are kept ("Once generated, the next set of packet protection keys SHOULD be kept, even if the packet
+    // that was received was subsequently discarded.") and the deadline is gone.
+    c.initiate_update().unwrap();
+    let mut forged = build(&mut c, p0, 2);
+    let last = forged.len() - 1;
+    forged[last] ^= 1;
+    assert_eq!(
+        receive(&mut s, p0, forged, Some(1)),
+        Err(CryptoError::AuthenticationFailed)
+    );
+    assert_eq!((s.generation(), s.key_phase()), (0, false));
+    assert!(s.has_next_keys());
+    assert_eq!(s.next_keys_deadline(), None);
+    // The genuine update opens with those same keys.
+    let opened = receive(&mut s, p0, build(&mut c, p0, 3), Some(1)).unwrap();
+    assert_eq!(opened.event, Some(KeyUpdateEvent::PeerInitiated));
+    assert_eq!((s.generation(), s.key_phase()), (1, true));
+}
+
+/// A peer that initiates a second key update as soon as RFC 9001 §6.1 lets it, checked step by step against
+/// the rules, with none of the next keys derived in advance (the connection's deadline never fires here):
+/// - §6.1: the server may initiate after the handshake is confirmed (gen 0 → 1).
+/// - §6.2: the client, on the first packet that opens with the next keys, updates its send keys too and
+///   answers (its acknowledgment goes out in a generation-1 packet).
+/// - §6.1: "An endpoint MUST NOT initiate a subsequent key update unless it has received an acknowledgment
+///   for a packet that was sent protected with keys from the current key phase": the server waits for the
+///   acknowledgment of its first generation-1 packet, then updates again at once (gen 1 → 2).
+/// - §6.2 last paragraph: the client has sent a generation-1 packet acknowledging the trigger, so this
+///   second update is legitimate (not the "updated keys twice without awaiting confirmation" case) and it
+///   follows, with the generation-2 keys derived when the first generation-2 packet arrives.
+/// - §6.5: a delayed generation-1 packet numbered below the first generation-2 packet still opens with the
+///   previous keys; one numbered above it is only tried with the next keys and is rejected.
+#[test]
+fn rfc9001_6_peer_updates_twice_in_a_row_as_soon_as_allowed() {
+    let (mut c, mut s) = pair();
+    let p0 = PathId(0);
+    // Generation 0 traffic both ways.
+    receive(&mut c, p0, build(&mut s, p0, 0), None).unwrap();
+    receive(&mut s, p0, build(&mut c, p0, 0), None).unwrap();
+
+    // First update by the server.
+    s.initiate_update().unwrap();
+    assert_eq!(s.generation(), 1);
+    let opened = receive(&mut c, p0, build(&mut s, p0, 1), Some(0)).unwrap();
+    assert_eq!(opened.event, Some(KeyUpdateEvent::PeerInitiated));
+    assert_eq!((c.generation(), c.key_phase()), (1, true));
+    // Not allowed again before an acknowledgment of a generation-1 packet.
+    assert_eq!(s.initiate_update(), Err(KeyUpdateBlocked::NotAcknowledged));
+    let delayed_gen1 = build(&mut s, p0, 2);
+    let late_gen1 = build(&mut s, p0, 4);
+
+    // The client's acknowledgment travels in a generation-1 packet: the server's first new-keys packet.
+    let opened = receive(&mut s, p0, build(&mut c, p0, 1), Some(0)).unwrap();
+    assert_eq!(opened.event, Some(KeyUpdateEvent::NewKeysReceived));
+    s.on_packet_acked(p0, 1);
+
+    // Second update by the server, as soon as allowed.
+    s.initiate_update().unwrap();
+    assert_eq!((s.generation(), s.key_phase()), (2, false));
+    assert!(!c.has_next_keys());
+    let opened = receive(&mut c, p0, build(&mut s, p0, 3), Some(1)).unwrap();
+    assert_eq!(opened.event, Some(KeyUpdateEvent::PeerInitiated));
+    assert_eq!((c.generation(), c.key_phase()), (2, false));
+    // §6.5: 2 < 3 (the first generation-2 packet): previous keys.
+    receive(&mut c, p0, delayed_gen1, Some(3)).unwrap();
+    // 4 > 3 with the old phase: tried with the (now derived) generation-3 keys only, rejected, no update.
+    assert_eq!(
+        receive(&mut c, p0, late_gen1, Some(3)),
+        Err(CryptoError::AuthenticationFailed)
+    );
+    assert_eq!(c.generation(), 2);
+    assert!(c.has_next_keys());
+    // Both sides agree on generation 2 in both directions.
+    assert_eq!(
+        receive(&mut s, p0, build(&mut c, p0, 2), Some(1)).unwrap().event,
+        Some(KeyUpdateEvent::NewKeysReceived)
+    );
+    receive(&mut c, p0, build(&mut s, p0, 5), Some(3)).unwrap();
+}
