@@ -797,6 +797,7 @@ impl<T> PathRecovery<T> {
         }
 
         if let Some(sent_time) = ecn_sent_time {
+            self.pacer.on_congestion();
             cc.on_congestion(&CongestionEvent {
                 path: self.path,
                 now,
@@ -892,6 +893,7 @@ impl<T> PathRecovery<T> {
             self.delivery.on_packets_lost(bytes);
             // RFC 9002 §7.6.2: "When persistent congestion is declared, the sender's congestion window MUST be
             // reduced to the minimum congestion window": the controller does it on this flag.
+            self.pacer.on_congestion();
             cc.on_congestion(&CongestionEvent {
                 path: self.path,
                 now,

@@ -16,6 +16,18 @@
 //! every 100 µs to send 10 packets, which costs a task hop per 10 packets and, on the receiving side, an ACK
 //! per 10 packets. Below `burst · 8 / interval` (96 Mbit/s for 10 packets of 1200 B and 1 ms) nothing changes.
 //!
+//! That interval term is capped ([`Pacer::with_max_burst`], `RecoveryConfig::pacer_max_burst_packets`): it
+//! adds at most `max(max_burst_packets · max_datagram_size, cwnd / 16)`, 32 packets by default. On a path
+//! whose RTT is tens of microseconds (loopback, a data centre) the rate `1.25 · cwnd / srtt` makes one
+//! millisecond of it many times the window, so without the cap the pacer lets the whole window out at once;
+//! a receiver that drains a small socket buffer (the Linux default is 208 KiB) then drops the tail of each
+//! burst. 32 packets of 1452 bytes (46 KB) fit such a buffer several times over, and a sender woken by
+//! every acknowledgement still fills a window of a few hundred packets. The `cwnd / 16` term keeps bursts
+//! large where the window is large (a window of 16 MB allows 1 MB), so that a sender woken only by
+//! acknowledgements and millisecond timers still fills it. RFC 9002 §7.7 asks for bursts of at most the
+//! initial window unless the path is known to absorb more; the cap keeps the MAY above to a bounded excess.
+//! `docs/pacing.md` has the measurements.
+//!
 //! Tokens are kept in byte-nanoseconds (`bytes · 10^9`) in a `u128`, so refills are exact (no drift from
 //! rounding) and no product can overflow: a rate below `2^64` B/s times an elapsed time below `2^64` ns fits.
 
@@ -34,7 +46,7 @@ pub const DEFAULT_BURST_INTERVAL: Duration = Duration::from_millis(1);
 /// documentation).
 pub const DEFAULT_MAX_BURST_PACKETS: u32 = 32;
 
-/// Largest accepted [`DEFAULT_MAX_BURST_PACKETS`]-like setting: 2^16 packets (about 94 MB at 1452 bytes).
+/// Largest accepted `pacer_max_burst_packets`: 2^16 packets (95 MB at 1452 bytes).
 pub const MAX_MAX_BURST_PACKETS: u32 = 1 << 16;
 
 /// The cap on the high-rate bucket rises with the congestion window: it is at least
@@ -61,6 +73,8 @@ pub struct Pacer {
     max_burst_packets: u32,
     /// The high-rate cap in bytes (`max_burst_packets · max_datagram_size`; zero: no cap).
     max_burst: u64,
+    /// The path has had a congestion event: the cap applies from then on.
+    congested: bool,
     /// Tokens in byte-nanoseconds.
     tokens: u128,
     last: Option<Instant>,
@@ -68,7 +82,7 @@ pub struct Pacer {
 
 impl Pacer {
     /// A full bucket of `burst_packets · max_datagram_size` bytes (at least one datagram) that grows to
-    /// `rate · burst_interval` at high rates (zero: never). No window cap: see [`Pacer::with_window_divisor`].
+    /// `rate · burst_interval` at high rates (zero: never). No cap on that: see [`Pacer::with_max_burst`].
     pub fn new(max_datagram_size: u16, burst_packets: u32, burst_interval: Duration) -> Self {
         let burst = Self::burst_bytes(max_datagram_size, burst_packets);
         Pacer {
@@ -76,14 +90,16 @@ impl Pacer {
             interval_nanos: burst_interval.as_nanos(),
             max_burst_packets: 0,
             max_burst: 0,
+            congested: false,
             tokens: u128::from(burst) * NANOS_PER_SEC,
             last: None,
         }
     }
 
-    /// The same pacer with a cap on its high-rate capacity: `max(max_burst_packets · max_datagram_size,
-    /// window / MAX_BURST_WINDOW_DIVISOR)` (zero packets: no cap, the capacity is `rate · burst_interval`).
-    /// The cap never lowers the capacity below the burst.
+    /// The same pacer with a cap on its high-rate capacity once the path has had a congestion event
+    /// ([`Pacer::on_congestion`]): `max(max_burst_packets · max_datagram_size, window /
+    /// MAX_BURST_WINDOW_DIVISOR)` (zero packets: never a cap, the capacity is `rate · burst_interval`). The
+    /// cap never lowers the capacity below the burst.
     pub fn with_max_burst(mut self, max_datagram_size: u16, max_burst_packets: u32) -> Self {
         self.max_burst_packets = max_burst_packets;
         self.max_burst = Self::max_burst_bytes(max_datagram_size, max_burst_packets);
@@ -110,6 +126,18 @@ impl Pacer {
         u64::try_from(self.capacity(rate, window) / NANOS_PER_SEC).unwrap_or(u64::MAX)
     }
 
+    /// The path had a congestion event (packets declared lost, or an ECN-CE mark): from now on the high-rate
+    /// capacity is capped (if a cap is set). The path has shown it does not absorb whatever the window
+    /// allows, so the RFC 9002 §7.7 MAY of larger bursts no longer holds for it.
+    pub fn on_congestion(&mut self) {
+        self.congested = true;
+    }
+
+    /// Whether the cap applies (a cap is set and the path has had a congestion event).
+    pub fn capped(&self) -> bool {
+        self.congested && self.max_burst > 0
+    }
+
     /// Changes the low-rate capacity and the cap (PMTU change); tokens above the new capacity are dropped.
     pub fn set_burst(&mut self, max_datagram_size: u16, burst_packets: u32) {
         self.burst = Self::burst_bytes(max_datagram_size, burst_packets);
@@ -122,7 +150,7 @@ impl Pacer {
         let burst = u128::from(self.burst) * NANOS_PER_SEC;
         rate.map_or(burst, |r| {
             let mut high = u128::from(r).saturating_mul(self.interval_nanos);
-            if self.max_burst > 0 {
+            if self.capped() {
                 let cap = self.max_burst.max(window / MAX_BURST_WINDOW_DIVISOR);
                 high = high.min(u128::from(cap) * NANOS_PER_SEC);
             }
@@ -260,6 +288,91 @@ mod tests {
         }
         // A zero rate does not stall the path either.
         assert_eq!(p.next_send_time(t0, 1200, Some(0), W), None);
+    }
+
+    #[test]
+    fn the_cap_bounds_the_high_rate_bucket_by_hand() {
+        let t0 = t0();
+        // 10 packets of 1200 B (12 000 B), 1 ms, cap 32 packets: 38 400 B.
+        let mut p = Pacer::new(1200, 10, Duration::from_millis(1)).with_max_burst(1200, 32);
+        // 125 MB/s: one interval is 125 000 B.
+        let rate = Some(125_000_000);
+        // No cap before the path's first congestion event.
+        assert!(!p.capped());
+        assert_eq!(p.capacity_at(rate, 100_000), 125_000);
+        p.on_congestion();
+        assert!(p.capped());
+        // cwnd 100 000 B: cwnd/16 = 6 250 < 38 400, so the cap is 38 400 (not 125 000).
+        assert_eq!(p.capacity_at(rate, 100_000), 38_400);
+        // cwnd 1.6 MB: cwnd/16 = 100 000 > 38 400, below the interval's 125 000.
+        assert_eq!(p.capacity_at(rate, 1_600_000), 100_000);
+        // cwnd 3.2 MB: cwnd/16 = 200 000; the interval's 125 000 is the smaller.
+        assert_eq!(p.capacity_at(rate, 3_200_000), 125_000);
+        // 30 MB/s: the interval's 30 000 B is below the cap, which changes nothing.
+        assert_eq!(p.capacity_at(Some(30_000_000), 100_000), 30_000);
+        // 6 MB/s (6 000 B per interval) and no rate: the burst of 12 000 B.
+        assert_eq!(p.capacity_at(Some(6_000_000), 100_000), 12_000);
+        assert_eq!(p.capacity_at(None, 100_000), 12_000);
+        // Without the cap, as before: 125 000.
+        let mut old = Pacer::new(1200, 10, Duration::from_millis(1));
+        old.on_congestion();
+        assert_eq!(old.capacity_at(rate, 100_000), 125_000);
+
+        // After an idle period 32 packets leave at once; the 33rd waits 1200 B / 125 MB/s = 9.6 µs.
+        p.on_sent(t0, 1200, rate, 100_000);
+        let t1 = t0 + Duration::from_millis(10);
+        assert_eq!(p.available(t1, 125_000_000, 100_000), 38_400);
+        for _ in 0..32 {
+            assert_eq!(p.next_send_time(t1, 1200, rate, 100_000), None);
+            p.on_sent(t1, 1200, rate, 100_000);
+        }
+        assert_eq!(
+            p.next_send_time(t1, 1200, rate, 100_000),
+            Some(t1 + Duration::from_nanos(9_600))
+        );
+
+        // A path-MTU change to 1452 B moves the burst (14 520 B) and the cap (32 · 1452 = 46 464 B).
+        p.set_burst(1452, 10);
+        assert_eq!(p.burst(), 14_520);
+        assert_eq!(p.capacity_at(rate, 100_000), 46_464);
+        // A burst above the cap wins: 64 packets of 1200 B = 76 800 B.
+        let mut big = Pacer::new(1200, 64, Duration::from_millis(1)).with_max_burst(1200, 32);
+        big.on_congestion();
+        assert_eq!(big.capacity_at(rate, 100_000), 76_800);
+    }
+
+    #[test]
+    fn on_loopback_the_cap_is_far_below_the_window() {
+        // The loopback case: cwnd 200 000 B, srtt 100 µs, so CUBIC's rate is 1.25 · 200 000 B / 100 µs =
+        // 2.5 GB/s and one millisecond of it is 2.5 MB, twelve windows: without the cap the whole window
+        // leaves at once. With it, 32 packets of 1452 B = 46 464 B (cwnd/16 = 12 500 is smaller).
+        let rate = Some(2_500_000_000);
+        let mut capped = Pacer::new(1452, 10, DEFAULT_BURST_INTERVAL).with_max_burst(1452, 32);
+        capped.on_congestion();
+        let mut uncapped = Pacer::new(1452, 10, DEFAULT_BURST_INTERVAL);
+        uncapped.on_congestion();
+        assert!(!uncapped.capped());
+        assert_eq!(uncapped.capacity_at(rate, 200_000), 2_500_000);
+        assert_eq!(capped.capacity_at(rate, 200_000), 46_464);
+    }
+
+    #[test]
+    fn the_setting_is_range_checked() {
+        use super::super::RecoveryConfig;
+        let ok = |n| RecoveryConfig {
+            pacer_max_burst_packets: n,
+            ..RecoveryConfig::default()
+        };
+        assert_eq!(RecoveryConfig::default().pacer_max_burst_packets, 32);
+        assert_eq!(ok(0).validate(), Ok(()));
+        assert_eq!(ok(1).validate(), Ok(()));
+        assert_eq!(ok(MAX_MAX_BURST_PACKETS).validate(), Ok(()));
+        let e = ok(MAX_MAX_BURST_PACKETS + 1).validate().unwrap_err();
+        assert_eq!(e, PacerConfigError::MaxBurstPackets(65_537));
+        assert_eq!(
+            e.to_string(),
+            "recovery.pacer_max_burst_packets = 65537 is outside 0..=65536 (0: no cap)"
+        );
     }
 
     #[test]
