@@ -16,17 +16,19 @@
 //! every 100 µs to send 10 packets, which costs a task hop per 10 packets and, on the receiving side, an ACK
 //! per 10 packets. Below `burst · 8 / interval` (96 Mbit/s for 10 packets of 1200 B and 1 ms) nothing changes.
 //!
-//! That interval term is capped ([`Pacer::with_max_burst`], `RecoveryConfig::pacer_max_burst_packets`): it
-//! adds at most `max(max_burst_packets · max_datagram_size, cwnd / 16)`, 32 packets by default. On a path
-//! whose RTT is tens of microseconds (loopback, a data centre) the rate `1.25 · cwnd / srtt` makes one
-//! millisecond of it many times the window, so without the cap the pacer lets the whole window out at once;
-//! a receiver that drains a small socket buffer (the Linux default is 208 KiB) then drops the tail of each
-//! burst. 32 packets of 1452 bytes (46 KB) fit such a buffer several times over, and a sender woken by
-//! every acknowledgement still fills a window of a few hundred packets. The `cwnd / 16` term keeps bursts
-//! large where the window is large (a window of 16 MB allows 1 MB), so that a sender woken only by
-//! acknowledgements and millisecond timers still fills it. RFC 9002 §7.7 asks for bursts of at most the
-//! initial window unless the path is known to absorb more; the cap keeps the MAY above to a bounded excess.
-//! `docs/pacing.md` has the measurements.
+//! That interval term is capped once the path has had a congestion event ([`Pacer::with_max_burst`],
+//! [`Pacer::on_congestion`], `RecoveryConfig::pacer_max_burst_packets`): it then adds at most
+//! `max(max_burst_packets · max_datagram_size, cwnd / 16)`, 32 packets by default. On a path whose RTT is
+//! tens of microseconds (loopback, a data centre) the rate `1.25 · cwnd / srtt` makes one millisecond of it
+//! many times the window, so without the cap the pacer lets the whole window out at once and CUBIC grows
+//! the window until a receiver with a small socket buffer (the Linux default is 208 KiB) drops whole GSO
+//! batches. With the cap a sender woken by acknowledgements and millisecond timers sends at most 32 packets
+//! (46 KB at 1452 bytes) per wake-up, so the data in flight and the receiver's queue stay short. The
+//! `cwnd / 16` term keeps bursts large where the window is large (a window of 16 MB allows 1 MB), so that a
+//! sender woken only by acknowledgements and millisecond timers still fills it. RFC 9002 §7.7 asks for bursts
+//! of at most the initial window unless the path is known to absorb more: a congestion event is the sign
+//! that it does not, and a path that never had one keeps the larger bursts. `docs/pacing.md` has the
+//! measurements.
 //!
 //! Tokens are kept in byte-nanoseconds (`bytes · 10^9`) in a `u128`, so refills are exact (no drift from
 //! rounding) and no product can overflow: a rate below `2^64` B/s times an elapsed time below `2^64` ns fits.
