@@ -26,6 +26,8 @@ pub(crate) struct Settings {
     pub(crate) pinned_mtu: Option<u16>,
     /// mpquic's per-stream send buffer (`StreamsConfig::send_buffer`), if not the default.
     pub(crate) send_buffer: Option<u64>,
+    /// mpquic's pacer cap (`RecoveryConfig::pacer_max_burst_packets`), if not the default.
+    pub(crate) pacer_max_burst: Option<u32>,
     /// mpquic's scheduler, if not the default.
     pub(crate) scheduler: Option<&'static str>,
     /// Two-path run: noq offers multipath (mpquic always does by default) and sockets bind the wildcard

@@ -18,6 +18,8 @@
 //!   each next to the same run on one path: `mp2-minrtt`, `mp2-roundrobin` (mpquic with that scheduler),
 //!   `noq2` (noq multipath). Groups: `single`, `multi`. Default: all.
 //! - `--send-buffer N`: mpquic's per-stream send buffer (`StreamsConfig::send_buffer`).
+//! - `--pacer-max-burst P`: mpquic's cap on the pacer's bucket at high rates, in packets
+//!   (`RecoveryConfig::pacer_max_burst_packets`; 0: no cap, the behaviour before the cap existed).
 //! - `--no-verify`: only count the received bytes instead of comparing them with what was sent.
 //! - `BULK_TRACE=1`: every 100 ms, the mpquic sender's path state on stderr.
 //!
@@ -380,6 +382,7 @@ fn parse_args() -> Res<Options> {
                 o.settings.pinned_mtu = Some(mtu);
             }
             "--send-buffer" => o.settings.send_buffer = Some(parse_size(&value()?)?),
+            "--pacer-max-burst" => o.settings.pacer_max_burst = Some(value()?.parse()?),
             "--no-verify" => o.verify = false,
             "--pair" => {
                 for key in value()?.split(',') {
@@ -392,7 +395,7 @@ fn parse_args() -> Res<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "bulk_loopback [--bytes N[K|M|G]] [--runs K] [--mtu M] [--pair P,...] [--send-buffer N] [--no-verify]"
+                    "bulk_loopback [--bytes N[K|M|G]] [--runs K] [--mtu M] [--pair P,...] [--send-buffer N] [--pacer-max-burst P] [--no-verify]"
                 );
                 std::process::exit(0);
             }
@@ -616,6 +619,9 @@ async fn bench(o: Options) -> Res<()> {
         },
         if o.verify { "verified" } else { "counted only" }
     );
+    if let Some(p) = o.settings.pacer_max_burst {
+        println!("mpquic pacer_max_burst_packets = {p}");
+    }
     let mut results: Vec<Series> = o
         .measures
         .iter()

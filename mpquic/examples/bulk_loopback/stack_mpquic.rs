@@ -22,6 +22,9 @@ pub(crate) fn transport(s: &Settings) -> TransportConfig {
     if let Some(b) = s.send_buffer {
         t.streams.send_buffer = b;
     }
+    if let Some(p) = s.pacer_max_burst {
+        t.recovery.pacer_max_burst_packets = p;
+    }
     if let Some(sched) = s.scheduler {
         t.scheduler = sched.to_owned();
     }

@@ -286,6 +286,11 @@ fn transport_config(
             crate::scenario::AckPath::SamePath => mpquic::proto::connection::AckPathPolicy::SamePath,
             crate::scenario::AckPath::LowestRtt => mpquic::proto::connection::AckPathPolicy::LowestRtt,
         },
+        // Pinned: no cap on the pacer's bucket unless the flow asks (`pacer_max_burst`), as the studies ran.
+        recovery: mpquic::proto::recovery::RecoveryConfig {
+            pacer_max_burst_packets: spec.pacer_max_burst,
+            ..Default::default()
+        },
         // Path MTU discovery only where a flow asks for it: the studies ran with 1200-byte datagrams.
         mtu_discovery: spec
             .mtu_discovery

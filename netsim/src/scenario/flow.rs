@@ -16,6 +16,8 @@
 //! reinjection = false     # opportunistic retransmission and penalisation (mpquic's default is on; the
 //!                         # simulator keeps it off unless asked, so that earlier results stay as they were)
 //! ack_path = "same_path"  # where PATH_ACKs travel: "same_path" (default) or "lowest_rtt"
+//! pacer_max_burst = 32    # cap on the pacer's bucket at high rates, in packets (mpquic's default is 32;
+//!                         # the simulator keeps 0, no cap, unless asked, so that earlier results stay)
 //! paths = [
 //!   { route = ["wifi", "core"] },
 //!   { route = ["lte", "core"], reverse = ["core", "lte"], start = "5s", stop = "20s" },
@@ -112,6 +114,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// A flow, one entry of the `flows` array.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -153,6 +159,11 @@ pub struct FlowSpec {
     /// Where PATH_ACKs travel (default `same_path`).
     #[serde(default, skip_serializing_if = "AckPath::is_default")]
     pub ack_path: AckPath,
+    /// Cap on the pacer's bucket at high rates in packets (`RecoveryConfig::pacer_max_burst_packets`),
+    /// 0 to 65 536; default 0 in the simulator (no cap, the behaviour its studies ran with; mpquic's own
+    /// default is 32).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pacer_max_burst: u32,
     /// The paths, at least one; the first is the one the connection starts on.
     pub paths: Vec<PathSpec>,
     /// The receiving application: window policy and sizes, reading rate (default: the simulator's
@@ -269,6 +280,13 @@ impl FlowSpec {
         }
         if let Some(r) = &self.receiver {
             r.validate(&format!("{field}.receiver"))?;
+        }
+        let max_burst = mpquic::proto::recovery::MAX_MAX_BURST_PACKETS;
+        if self.pacer_max_burst > max_burst {
+            return Err(ScenarioError::invalid(
+                format!("{field}.pacer_max_burst"),
+                format!("{}: outside 0..={max_burst} (0: no cap)", self.pacer_max_burst),
+            ));
         }
         Ok(())
     }

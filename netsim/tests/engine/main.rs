@@ -11,6 +11,7 @@
 
 mod dead_peer;
 mod multipath;
+mod pacing;
 mod paper_intent;
 mod pmtud;
 mod reinjection;

@@ -321,6 +321,9 @@ pub enum ConnectError {
     /// A path MTU discovery setting is outside its range.
     #[error("{0}")]
     MtuDiscovery(#[from] MtuDiscoveryConfigError),
+    /// A pacer setting is outside its range.
+    #[error("{0}")]
+    Pacer(#[from] crate::proto::recovery::PacerConfigError),
 }
 
 /// Everything a new connection is built from.
@@ -435,6 +438,7 @@ impl Connection {
     ) -> Result<Connection, ConnectError> {
         new.config.streams.validate()?;
         new.config.reinjection.validate()?;
+        new.config.recovery.validate()?;
         if let Some(m) = &new.config.mtu_discovery {
             m.validate()?;
         }

@@ -65,7 +65,10 @@ use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 pub use loss::{DetectedLoss, LostInfo, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD};
-pub use pacer::{DEFAULT_BURST_INTERVAL, DEFAULT_BURST_PACKETS, Pacer};
+pub use pacer::{
+    DEFAULT_BURST_INTERVAL, DEFAULT_BURST_PACKETS, DEFAULT_MAX_BURST_PACKETS, MAX_BURST_WINDOW_DIVISOR,
+    MAX_MAX_BURST_PACKETS, Pacer, PacerConfigError,
+};
 pub use rtt::{GRANULARITY, INITIAL_RTT, RttEstimator};
 pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets};
 use window_use::WindowUse;
@@ -113,6 +116,13 @@ pub struct RecoveryConfig {
     /// The pacer's bucket holds at least what the pacing rate produces in this time (1 ms by default; zero:
     /// bursts of `pacer_burst_packets` only). See [`Pacer`] for why.
     pub pacer_burst_interval: Duration,
+    /// Cap on what `pacer_burst_interval` adds to the bucket at high rates, in packets of the maximum
+    /// datagram size, from the path's first congestion event on: the bucket then holds at most
+    /// `max(pacer_max_burst_packets · max_datagram_size, cwnd / 16)` (never less than `pacer_burst_packets`). Default [`DEFAULT_MAX_BURST_PACKETS`] (32);
+    /// 0: no cap (the bucket holds `rate · pacer_burst_interval`, the behaviour before this setting
+    /// existed); otherwise 1 to [`MAX_MAX_BURST_PACKETS`], checked when a connection is created. See
+    /// `docs/pacing.md` for why and what it costs.
+    pub pacer_max_burst_packets: u32,
     /// Packet reordering threshold (RFC 9002 `kPacketThreshold`; values below 3 are raised to 3).
     pub packet_threshold: u64,
     /// The peer's `max_ack_delay` until its transport parameters say otherwise.
@@ -128,10 +138,21 @@ impl Default for RecoveryConfig {
             max_datagram_size: 1200,
             pacer_burst_packets: DEFAULT_BURST_PACKETS,
             pacer_burst_interval: DEFAULT_BURST_INTERVAL,
+            pacer_max_burst_packets: DEFAULT_MAX_BURST_PACKETS,
             packet_threshold: PACKET_THRESHOLD,
             max_ack_delay: DEFAULT_MAX_ACK_DELAY,
             lost_retention_ptos: 3,
         }
+    }
+}
+
+impl RecoveryConfig {
+    /// Checks the ranges of the settings that have one.
+    pub fn validate(&self) -> Result<(), PacerConfigError> {
+        if self.pacer_max_burst_packets > MAX_MAX_BURST_PACKETS {
+            return Err(PacerConfigError::MaxBurstPackets(self.pacer_max_burst_packets));
+        }
+        Ok(())
     }
 }
 
@@ -347,7 +368,8 @@ impl<T> PathRecovery<T> {
                 config.max_datagram_size,
                 config.pacer_burst_packets,
                 config.pacer_burst_interval,
-            ),
+            )
+            .with_max_burst(config.max_datagram_size, config.pacer_max_burst_packets),
             delivery: DeliveryRateEstimator::new(),
             delivery_rate: None,
             slow_start: true,
@@ -540,7 +562,8 @@ impl<T> PathRecovery<T> {
     /// When the next packet of `size` bytes may leave under pacing (`None`: now). The controller's pacing
     /// rate drives the pacer; without a rate, the path is window-limited only.
     pub fn next_send_time(&self, now: Instant, size: u64, cc: &dyn CongestionController) -> Option<Instant> {
-        self.pacer.next_send_time(now, size, cc.pacing_rate(self.path))
+        self.pacer
+            .next_send_time(now, size, cc.pacing_rate(self.path), cc.window(self.path))
     }
 
     /// Records a packet sent at `now` in `space` under [`Self::next_packet_number`], and returns that number
@@ -585,7 +608,8 @@ impl<T> PathRecovery<T> {
         if in_flight {
             self.bytes_in_flight = self.bytes_in_flight.saturating_add(size);
             self.window_use.on_sent(now, self.bytes_in_flight);
-            self.pacer.on_sent(now, size, cc.pacing_rate(self.path));
+            self.pacer
+                .on_sent(now, size, cc.pacing_rate(self.path), cc.window(self.path));
             cc.on_packet_sent(&SentEvent {
                 path: self.path,
                 now,
@@ -773,6 +797,7 @@ impl<T> PathRecovery<T> {
         }
 
         if let Some(sent_time) = ecn_sent_time {
+            self.pacer.on_congestion();
             cc.on_congestion(&CongestionEvent {
                 path: self.path,
                 now,
@@ -868,6 +893,7 @@ impl<T> PathRecovery<T> {
             self.delivery.on_packets_lost(bytes);
             // RFC 9002 §7.6.2: "When persistent congestion is declared, the sender's congestion window MUST be
             // reduced to the minimum congestion window": the controller does it on this flag.
+            self.pacer.on_congestion();
             cc.on_congestion(&CongestionEvent {
                 path: self.path,
                 now,
