@@ -271,7 +271,6 @@ impl Connection {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
         }
-        let control = self.control_path();
         if let Some(p) = self
             .paths
             .values()
@@ -286,7 +285,8 @@ impl Connection {
                 p.path_response.is_some()
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
-                    || (p.id == control && self.has_connection_frames())
+                    // Both are pure; the flags first, the walk over the paths only when a frame waits.
+                    || (self.has_connection_frames() && p.id == self.control_path())
             })
             .map(|p| p.id)
     }
@@ -335,7 +335,7 @@ impl Connection {
                 && self.ack_target(q.id) == path_id
         });
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
-        let control = path_id == self.control_path() && self.has_connection_frames();
+        let control = self.has_connection_frames() && path_id == self.control_path();
         let challenge = p.challenge.as_ref().is_some_and(|c| c.pending);
         ack || probe || control || p.path_response.is_some() || challenge || data_path
     }
