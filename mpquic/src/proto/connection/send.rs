@@ -464,11 +464,9 @@ impl Connection {
         let credit_before = self.streams.conn_send_credit();
         let mut stream_bytes = 0u64;
         while end.saturating_sub(buf.len()) > 16 {
-            let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
+            let Some(record) = self.streams.write_stream_frame_into(end - buf.len(), buf) else {
                 break;
             };
-            frame.encode(buf, true);
-            let record = frame.record();
             stream_bytes = stream_bytes.saturating_add(record.len);
             records.push(FrameRecord::Stream(record));
             wrote = true;

@@ -35,7 +35,11 @@ impl Connection {
         // (`validation_timeout`), the deletion of abandoned paths (`abandoned_path_timeout`), then the timers
         // of the live paths, path-MTU discovery's raise timer among them.
         for p in self.paths.values() {
-            consider(p.challenge.as_ref().map(super::migration::Challenge::next_deadline));
+            consider(
+                p.challenge
+                    .as_ref()
+                    .map(super::migration::Challenge::next_deadline),
+            );
             consider(p.alt.as_ref().map(|a| a.challenge.next_deadline()));
             if p.abandoned_at.is_some() {
                 consider(p.abandoned_at);

@@ -77,10 +77,6 @@ impl StreamFrame {
         }
     }
 
-    fn offset_varint(&self) -> VarInt {
-        VarInt::from_u64(self.offset).unwrap_or(VarInt::MAX)
-    }
-
     /// Size of everything but the data.
     pub fn header_len(&self, with_len: bool) -> usize {
         header_len(self.id, self.offset, with_len.then(|| self.len()))
@@ -93,23 +89,28 @@ impl StreamFrame {
 
     /// Writes the frame; without `with_len` the data runs to the end of the packet, so the frame must be last.
     pub fn encode<B: BufMut>(&self, buf: &mut B, with_len: bool) {
-        let header = Stream {
-            id: self.id.to_varint(),
-            offset: self.offset_varint(),
-            fin: self.fin,
-            data: &[],
-        };
-        header.ty(with_len).encode(buf);
-        header.id.encode(buf);
-        if self.offset != 0 {
-            header.offset.encode(buf);
-        }
-        if with_len {
-            VarInt::from_u64(self.len()).unwrap_or(VarInt::MAX).encode(buf);
-        }
+        encode_header(buf, self.id, self.offset, self.fin, with_len.then(|| self.len()));
         for chunk in &self.data {
             buf.put_slice(chunk);
         }
+    }
+}
+
+/// Writes a STREAM frame's type, ID, offset (if not 0) and, if given, Length field.
+fn encode_header<B: BufMut>(buf: &mut B, id: StreamId, offset: u64, fin: bool, len: Option<u64>) {
+    let header = Stream {
+        id: id.to_varint(),
+        offset: VarInt::from_u64(offset).unwrap_or(VarInt::MAX),
+        fin,
+        data: &[],
+    };
+    header.ty(len.is_some()).encode(buf);
+    header.id.encode(buf);
+    if offset != 0 {
+        header.offset.encode(buf);
+    }
+    if let Some(len) = len {
+        VarInt::from_u64(len).unwrap_or(VarInt::MAX).encode(buf);
     }
 }
 
@@ -439,6 +440,46 @@ impl SendStream {
         max_frame_len: usize,
         conn_credit: u64,
     ) -> Option<(StreamFrame, u64)> {
+        let (r, new) = self.next_frame(id, max_frame_len, conn_credit)?;
+        let frame = StreamFrame {
+            id,
+            offset: r.offset,
+            fin: r.fin,
+            data: self.slices(r.offset, r.offset + r.len),
+        };
+        Some((frame, new))
+    }
+
+    /// [`SendStream::poll_frame`] written straight into `buf` (with a Length field; the same bytes as
+    /// [`StreamFrame::encode`]) from the chunks: no list of slices is built. Returns the frame's record and
+    /// how many new bytes it sends.
+    pub(crate) fn write_frame<B: BufMut>(
+        &mut self,
+        id: StreamId,
+        max_frame_len: usize,
+        conn_credit: u64,
+        buf: &mut B,
+    ) -> Option<(StreamFrameRecord, u64)> {
+        let (r, new) = self.next_frame(id, max_frame_len, conn_credit)?;
+        let (start, end) = (r.offset, r.offset + r.len);
+        encode_header(buf, id, r.offset, r.fin, Some(r.len));
+        for (pos, chunk) in self.chunks.range(self.chunk_range(start, end)) {
+            let pos = *pos;
+            let from = start.saturating_sub(pos) as usize;
+            let to = (end.min(pos + chunk.len() as u64) - pos) as usize;
+            buf.put_slice(chunk.get(from..to).unwrap_or_default());
+        }
+        Some((r, new))
+    }
+
+    /// Chooses the next frame (lost data first) and updates the sending state as if it were sent: its range
+    /// and FIN, and how many new bytes it sends.
+    fn next_frame(
+        &mut self,
+        id: StreamId,
+        max_frame_len: usize,
+        conn_credit: u64,
+    ) -> Option<(StreamFrameRecord, u64)> {
         if self.reset.is_some() {
             return None;
         }
@@ -470,13 +511,7 @@ impl SendStream {
         if fin {
             self.fin_pending = false;
         }
-        let frame = StreamFrame {
-            id,
-            offset,
-            fin,
-            data: self.slices(offset, end),
-        };
-        Some((frame, new))
+        Some((StreamFrameRecord { id, offset, len, fin }, new))
     }
 
     /// The buffered data in `start..end` (within `base..write_offset`), as slices of the chunks.
@@ -688,6 +723,46 @@ mod tests {
         assert_eq!(f.offset, 300_000);
         assert_eq!(concat(&f), expect(300_000, 300_000 + f.len()));
         assert!(f.data.len() <= 1200 / 5 + 2);
+    }
+
+    /// `write_frame` writes the bytes `poll_frame(..).encode(.., true)` writes, with the same record and
+    /// the same state afterwards: new data across chunk boundaries, a lost range first, and the FIN.
+    #[test]
+    fn write_frame_writes_what_poll_frame_encodes() {
+        let mut a = SendStream::new(100_000, 100_000);
+        let mut b = SendStream::new(100_000, 100_000);
+        for s in [&mut a, &mut b] {
+            for i in 0..40u8 {
+                s.write(Bytes::from(vec![i; 7 + usize::from(i) * 13])).unwrap();
+            }
+            s.finish().unwrap();
+        }
+        let mut round = 0;
+        loop {
+            round += 1;
+            let max = 50 + (round * 37) % 700;
+            let polled = a.poll_frame(id(), max, 100_000);
+            let mut written = Vec::new();
+            let record = b.write_frame(id(), max, 100_000, &mut written);
+            let Some((f, new_a)) = polled else {
+                assert!(record.is_none());
+                break;
+            };
+            let (r, new_b) = record.unwrap();
+            let mut encoded = Vec::new();
+            f.encode(&mut encoded, true);
+            assert_eq!(written, encoded, "round {round}");
+            assert_eq!((f.record(), new_a), (r, new_b));
+            assert!(written.len() <= max);
+            // Round 5's frame is lost once: it is sent again before new data.
+            if round == 5 {
+                assert!(a.on_lost(r.offset, r.len, r.fin));
+                assert!(b.on_lost(r.offset, r.len, r.fin));
+            }
+        }
+        assert!(round > 20);
+        assert_eq!((a.next_unsent, a.fin_pending), (b.next_unsent, b.fin_pending));
+        assert!(!b.fin_pending && b.next_unsent == b.write_offset);
     }
 
     #[test]
