@@ -152,15 +152,6 @@ impl Connection {
         }
     }
 
-    /// The earliest raise timer over the paths.
-    pub(super) fn mtu_timeout(&self) -> Option<Instant> {
-        self.paths
-            .values()
-            .filter(|p| p.abandoned_at.is_none())
-            .filter_map(|p| p.pmtud.as_ref()?.next_timeout())
-            .min()
-    }
-
     /// `path` moved to another network path: it starts again at the configured size and searches anew.
     pub(super) fn mtu_on_path_change(&mut self, path: PathId) {
         let mtu = self.config.max_udp_payload;

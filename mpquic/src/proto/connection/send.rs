@@ -271,7 +271,6 @@ impl Connection {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
         }
-        let control = self.control_path();
         if let Some(p) = self
             .paths
             .values()
@@ -286,7 +285,8 @@ impl Connection {
                 p.path_response.is_some()
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
-                    || (p.id == control && self.has_connection_frames())
+                    // Both are pure; the flags first, the walk over the paths only when a frame waits.
+                    || (self.has_connection_frames() && p.id == self.control_path())
             })
             .map(|p| p.id)
     }
@@ -335,7 +335,7 @@ impl Connection {
                 && self.ack_target(q.id) == path_id
         });
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
-        let control = path_id == self.control_path() && self.has_connection_frames();
+        let control = self.has_connection_frames() && path_id == self.control_path();
         let challenge = p.challenge.as_ref().is_some_and(|c| c.pending);
         ack || probe || control || p.path_response.is_some() || challenge || data_path
     }
@@ -464,11 +464,9 @@ impl Connection {
         let credit_before = self.streams.conn_send_credit();
         let mut stream_bytes = 0u64;
         while end.saturating_sub(buf.len()) > 16 {
-            let Some(frame) = self.streams.write_stream_frame(end - buf.len()) else {
+            let Some(record) = self.streams.write_stream_frame_into(end - buf.len(), buf) else {
                 break;
             };
-            frame.encode(buf, true);
-            let record = frame.record();
             stream_bytes = stream_bytes.saturating_add(record.len);
             records.push(FrameRecord::Stream(record));
             wrote = true;

@@ -26,16 +26,27 @@ impl Connection {
         consider(self.idle_deadline());
         consider(self.key_discard_deadline);
         consider(self.one_rtt.as_ref().and_then(|k| k.next_keys_deadline()));
-        consider(self.validation_timeout());
-        consider(self.abandoned_path_timeout());
-        consider(self.mtu_timeout());
         for s in &self.spaces {
             if s.keys.is_some() {
                 consider(s.ack.ack_deadline());
             }
         }
         let data_waiting = self.streams.has_stream_data() || !self.datagrams_out.is_empty();
-        for p in self.paths.values().filter(|p| p.abandoned_at.is_none()) {
+        // One pass over the paths (this runs after every packet): the path-validation timers
+        // (`validation_timeout`), the deletion of abandoned paths (`abandoned_path_timeout`), then the timers
+        // of the live paths, path-MTU discovery's raise timer among them.
+        for p in self.paths.values() {
+            consider(
+                p.challenge
+                    .as_ref()
+                    .map(super::migration::Challenge::next_deadline),
+            );
+            consider(p.alt.as_ref().map(|a| a.challenge.next_deadline()));
+            if p.abandoned_at.is_some() {
+                consider(p.abandoned_at);
+                continue;
+            }
+            consider(p.pmtud.as_ref().and_then(|m| m.next_timeout()));
             consider(p.recovery.loss_detection_timer());
             if self.handshake_complete {
                 consider(p.ack.ack_deadline());

@@ -331,6 +331,10 @@ pub struct PathRecovery<T> {
     timer: Option<Instant>,
     /// The Application-data packet number of the latest path-MTU probe ([`PathRecovery::set_mtu_probe`]).
     mtu_probe: Option<u64>,
+    /// Reused by every ACK (empty between calls), so that an ACK allocates only the records it returns.
+    scratch_newly: Vec<(u64, SentPacket<T>)>,
+    /// Reused by every ACK: the controller's view of the newly acknowledged packets.
+    scratch_acked: Vec<AckedPacket>,
 }
 
 impl<T> PathRecovery<T> {
@@ -383,6 +387,8 @@ impl<T> PathRecovery<T> {
             amplification_limited: false,
             timer: None,
             mtu_probe: None,
+            scratch_newly: Vec::new(),
+            scratch_acked: Vec::new(),
         }
     }
 
@@ -701,7 +707,8 @@ impl<T> PathRecovery<T> {
         sp.largest_acked = Some(sp.largest_acked.map_or(largest, |l| l.max(largest)));
 
         // Mark the packets.
-        let mut newly: Vec<(u64, SentPacket<T>)> = Vec::new();
+        let mut newly = std::mem::take(&mut self.scratch_newly);
+        newly.clear();
         for (lo, hi) in ranges {
             sp.sent.ack_range(lo, hi, |pn, slot| match slot {
                 AckedSlot::Newly(p) => newly.push((pn, p)),
@@ -711,6 +718,7 @@ impl<T> PathRecovery<T> {
         }
         out.spurious_losses.sort_unstable();
         if newly.is_empty() {
+            self.scratch_newly = newly;
             return Ok(out);
         }
         newly.sort_unstable_by_key(|(pn, _)| *pn);
@@ -780,7 +788,8 @@ impl<T> PathRecovery<T> {
         }
 
         // Bytes in flight and the delivery rate.
-        let mut acked_packets = Vec::with_capacity(newly.len());
+        let mut acked_packets = std::mem::take(&mut self.scratch_acked);
+        acked_packets.clear();
         let mut app_limited = false;
         let mut newest_in_flight = None;
         for (_, p) in newly.iter().filter(|(_, p)| p.in_flight) {
@@ -838,10 +847,9 @@ impl<T> PathRecovery<T> {
             });
             self.refresh_cc_state(cc);
         }
-        out.acked = newly
-            .into_iter()
-            .map(|(pn, p)| PacketRecord::new(pn, p))
-            .collect();
+        self.scratch_acked = acked_packets;
+        out.acked = newly.drain(..).map(|(pn, p)| PacketRecord::new(pn, p)).collect();
+        self.scratch_newly = newly;
 
         // RFC 9002 §6.2.1: "The PTO backoff factor is reset when an acknowledgment is received, except ... a
         // client does not reset the PTO backoff factor on receiving acknowledgments in Initial packets."

@@ -19,8 +19,17 @@
 //! plus the tombstone retention time. The peer controls none of it: ACK ranges are clamped to the span before
 //! any work, so the work of an ACK is bounded by the span and the number of ranges.
 //!
-//! Invariants: `outstanding`, `ack_eliciting_outstanding`, `in_flight_bytes` and `skipped` always equal the
-//! counts over the slots (checked by `debug_check` in tests).
+//! # Cost per ACK
+//! Lost tombstones hold the front of the deque for a few PTO periods, and every slot acknowledged after them
+//! stays until they go: at 1 Gbit/s that is thousands of slots. So that the work per ACK does not grow with
+//! them, the map keeps three indexes beside the slots: `first_out`, below which no packet is outstanding (it
+//! only moves forward, so keeping it costs amortised O(1) per packet), and the sorted packet numbers of the
+//! tombstones and of the skipped slots. Loss detection and acknowledgement start at `first_out`, the few
+//! tombstones or skipped numbers in an ACK range are found by binary search.
+//!
+//! Invariants: `outstanding`, `ack_eliciting_outstanding` and `in_flight_bytes` always equal the counts over
+//! the slots, `lost` and `skipped` list exactly the numbers of the `Lost` and `Skipped` slots in increasing
+//! order, and no slot below `first_out` is outstanding (checked by `debug_check` in tests).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -84,7 +93,12 @@ pub struct SentPackets<T> {
     outstanding: usize,
     ack_eliciting_outstanding: usize,
     in_flight_bytes: u64,
-    skipped: usize,
+    /// No packet numbered below this is outstanding (`base ≤ first_out ≤ next_pn`).
+    first_out: u64,
+    /// Packet numbers of the `Lost` slots, increasing.
+    lost: VecDeque<u64>,
+    /// Packet numbers of the `Skipped` slots, increasing.
+    skipped: VecDeque<u64>,
 }
 
 impl<T> Default for SentPackets<T> {
@@ -102,7 +116,9 @@ impl<T> SentPackets<T> {
             outstanding: 0,
             ack_eliciting_outstanding: 0,
             in_flight_bytes: 0,
-            skipped: 0,
+            first_out: 0,
+            lost: VecDeque::new(),
+            skipped: VecDeque::new(),
         }
     }
 
@@ -128,7 +144,7 @@ impl<T> SentPackets<T> {
     /// Leaves the next packet number unused (RFC 9000 §21.4) and returns it.
     pub fn skip(&mut self) -> u64 {
         let pn = self.next_pn();
-        self.skipped += 1;
+        self.skipped.push_back(pn);
         self.slots.push_back(Slot::Skipped);
         pn
     }
@@ -181,13 +197,24 @@ impl<T> SentPackets<T> {
 
     /// Whether a skipped packet number lies in `lo..=hi`.
     pub fn contains_skipped(&self, lo: u64, hi: u64) -> bool {
-        if self.skipped == 0 {
-            return false;
+        first_at_least(&self.skipped, lo).is_some_and(|pn| pn <= hi)
+    }
+
+    /// The index of `first_out`.
+    fn first_out_index(&self) -> usize {
+        self.index(self.first_out).unwrap_or(0)
+    }
+
+    /// Moves `first_out` past the slots that are no longer outstanding. Amortised O(1): it never moves back.
+    fn advance_first_out(&mut self) {
+        let mut i = self.first_out_index();
+        while let Some(s) = self.slots.get(i) {
+            if matches!(s, Slot::Outstanding(_)) {
+                break;
+            }
+            i += 1;
         }
-        let Some((a, b)) = self.indices(lo, hi) else {
-            return false;
-        };
-        self.slots.range(a..=b).any(|s| matches!(s, Slot::Skipped))
+        self.first_out = self.base + i as u64;
     }
 
     /// Whether a packet in `lo..hi` (exclusive bounds on both sides) has been acknowledged.
@@ -203,10 +230,12 @@ impl<T> SentPackets<T> {
 
     /// The outstanding packets (neither acknowledged nor declared lost), oldest first.
     pub fn outstanding_packets(&self) -> impl Iterator<Item = &SentPacket<T>> {
-        self.slots.iter().filter_map(|s| match s {
-            Slot::Outstanding(p) => Some(p),
-            _ => None,
-        })
+        self.slots
+            .range(self.first_out_index()..)
+            .filter_map(|s| match s {
+                Slot::Outstanding(p) => Some(p),
+                _ => None,
+            })
     }
 
     /// Marks every packet of `lo..=hi` acknowledged and calls `f` with what each held, in increasing order.
@@ -216,6 +245,14 @@ impl<T> SentPackets<T> {
             return;
         };
         let base = self.base;
+        // Below `first_out` only a tombstone can change state; the slots skipped here would all be duplicates.
+        let mut a = a.max(self.first_out_index());
+        if let Some(i) = first_at_least(&self.lost, lo).and_then(|pn| self.index(pn)) {
+            a = a.min(i);
+        }
+        if a > b {
+            return;
+        }
         for (i, slot) in self.slots.range_mut(a..=b).enumerate() {
             let pn = base + (a + i) as u64;
             let found = match slot {
@@ -235,12 +272,14 @@ impl<T> SentPackets<T> {
                 Slot::Lost(t) => {
                     let t = *t;
                     *slot = Slot::Acked;
+                    remove_sorted(&mut self.lost, pn);
                     AckedSlot::Spurious(t)
                 }
                 Slot::Acked | Slot::Skipped => AckedSlot::Duplicate,
             };
             f(pn, found);
         }
+        self.advance_first_out();
     }
 
     /// Declares lost every outstanding packet numbered at most `upto` for which `is_lost` says so, in
@@ -251,9 +290,14 @@ impl<T> SentPackets<T> {
         mut is_lost: impl FnMut(u64, &SentPacket<T>) -> bool,
     ) -> Vec<(u64, SentPacket<T>)> {
         let mut lost = Vec::new();
-        let Some((a, b)) = self.indices(0, upto) else {
+        let Some((_, b)) = self.indices(0, upto) else {
             return lost;
         };
+        // No outstanding packet below `first_out`.
+        let a = self.first_out_index();
+        if a > b {
+            return lost;
+        }
         let base = self.base;
         for (i, slot) in self.slots.range_mut(a..=b).enumerate() {
             let pn = base + (a + i) as u64;
@@ -276,9 +320,11 @@ impl<T> SentPackets<T> {
                 if p.in_flight {
                     self.in_flight_bytes -= u64::from(p.size);
                 }
+                insert_sorted(&mut self.lost, pn);
                 lost.push((pn, p));
             }
         }
+        self.advance_first_out();
         lost
     }
 
@@ -295,10 +341,12 @@ impl<T> SentPackets<T> {
             })
             .collect();
         self.base = next;
+        self.first_out = next;
         self.outstanding = 0;
         self.ack_eliciting_outstanding = 0;
         self.in_flight_bytes = 0;
-        self.skipped = 0;
+        self.lost.clear();
+        self.skipped.clear();
         out
     }
 
@@ -309,12 +357,18 @@ impl<T> SentPackets<T> {
             match front {
                 Slot::Outstanding(_) => break,
                 Slot::Lost(t) if t.time_sent.checked_add(keep_lost).is_none_or(|e| e > now) => break,
-                Slot::Skipped => self.skipped -= 1,
-                Slot::Lost(_) | Slot::Acked => {}
+                Slot::Skipped => {
+                    self.skipped.pop_front();
+                }
+                Slot::Lost(_) => {
+                    self.lost.pop_front();
+                }
+                Slot::Acked => {}
             }
             self.slots.pop_front();
             self.base += 1;
         }
+        self.first_out = self.first_out.max(self.base);
     }
 
     /// Recomputes the counters from the slots and compares (tests only).
@@ -323,8 +377,11 @@ impl<T> SentPackets<T> {
         let mut out = 0;
         let mut ae = 0;
         let mut bytes = 0u64;
-        let mut skipped = 0;
-        for s in &self.slots {
+        let mut skipped = VecDeque::new();
+        let mut lost = VecDeque::new();
+        let mut first_out = None;
+        for (i, s) in self.slots.iter().enumerate() {
+            let pn = self.base + i as u64;
             match s {
                 Slot::Outstanding(p) => {
                     out += 1;
@@ -332,14 +389,42 @@ impl<T> SentPackets<T> {
                     if p.in_flight {
                         bytes += u64::from(p.size);
                     }
+                    first_out.get_or_insert(pn);
                 }
-                Slot::Skipped => skipped += 1,
-                _ => {}
+                Slot::Skipped => skipped.push_back(pn),
+                Slot::Lost(_) => lost.push_back(pn),
+                Slot::Acked => {}
             }
         }
         assert_eq!(out, self.outstanding);
         assert_eq!(ae, self.ack_eliciting_outstanding);
         assert_eq!(bytes, self.in_flight_bytes);
         assert_eq!(skipped, self.skipped);
+        assert_eq!(lost, self.lost);
+        assert!(self.first_out >= self.base && self.first_out <= self.next_pn());
+        assert!(first_out.is_none_or(|f| f >= self.first_out));
+    }
+}
+
+/// The first number of the increasing `list` that is at least `pn`.
+fn first_at_least(list: &VecDeque<u64>, pn: u64) -> Option<u64> {
+    list.get(list.partition_point(|&x| x < pn)).copied()
+}
+
+/// Inserts `pn` into the increasing `list` (at the end in the usual case: losses are declared in order).
+fn insert_sorted(list: &mut VecDeque<u64>, pn: u64) {
+    if list.back().is_none_or(|&last| last < pn) {
+        list.push_back(pn);
+    } else {
+        let i = list.partition_point(|&x| x < pn);
+        list.insert(i, pn);
+    }
+}
+
+/// Removes `pn` from the increasing `list`, if there.
+fn remove_sorted(list: &mut VecDeque<u64>, pn: u64) {
+    let i = list.partition_point(|&x| x < pn);
+    if list.get(i) == Some(&pn) {
+        list.remove(i);
     }
 }

@@ -176,6 +176,26 @@ impl Streams {
     /// highest-priority stream that can send, round-robin among equals. Charges flow control; the connection
     /// keeps [`StreamFrame::record`] with the packet.
     pub fn write_stream_frame(&mut self, max_frame_len: usize) -> Option<StreamFrame> {
+        self.next_stream_frame(|ss, id, conn| ss.poll_frame(id, max_frame_len, conn))
+    }
+
+    /// [`Streams::write_stream_frame`] encoded (with a Length field) at the end of `buf` straight from the
+    /// send buffer, without building the frame's list of slices: the per-packet path. Returns the record to
+    /// keep with the packet.
+    pub fn write_stream_frame_into<B: bytes::BufMut>(
+        &mut self,
+        max_frame_len: usize,
+        buf: &mut B,
+    ) -> Option<StreamFrameRecord> {
+        self.next_stream_frame(|ss, id, conn| ss.write_frame(id, max_frame_len, conn, buf))
+    }
+
+    /// The stream choice of [`Streams::write_stream_frame`]; `frame` builds the frame from the chosen stream
+    /// (its ID and the connection credit) and says how many new bytes it sends.
+    fn next_stream_frame<R>(
+        &mut self,
+        frame: impl FnOnce(&mut super::send::SendStream, StreamId, u64) -> Option<(R, u64)>,
+    ) -> Option<R> {
         let conn = self.conn_send.available();
         // Drop streams with nothing left to send; note the ones flow control holds back.
         let mut held = Vec::new();
@@ -208,7 +228,7 @@ impl Streams {
         let (pos, _) = best?;
         let id = *self.queue.get(pos)?;
         let ss = self.send.get_mut(&id)?;
-        let (frame, new) = ss.poll_frame(id, max_frame_len, conn)?;
+        let (frame, new) = frame(ss, id, conn)?;
         self.conn_send.consume(new);
         // Served: go to the back of the queue, or leave it.
         self.queue.remove(pos);

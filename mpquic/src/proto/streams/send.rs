@@ -6,6 +6,10 @@
 //! range, so a lost range can be retransmitted on any path. Lost ranges are sent before new data. The chunks
 //! below the acknowledged prefix are released as soon as that prefix moves past them.
 //!
+//! Each chunk is kept with its stream offset, so the chunk holding an offset is found by binary search: the
+//! cost of building a frame does not grow with the number of chunks in flight (an application that writes
+//! one small message at a time, such as a tunnel writing one IP packet per write, has thousands of them).
+//!
 //! States (RFC 9000 §3.1, Figure 2): "Ready"/"Send" (`!finished`), "Data Sent" (`finished`, data in flight),
 //! "Data Recvd" ([`SendStream::is_done`] after everything and the FIN were acknowledged), "Reset Sent"
 //! (`reset` set) and "Reset Recvd" (`reset.acked`).
@@ -73,10 +77,6 @@ impl StreamFrame {
         }
     }
 
-    fn offset_varint(&self) -> VarInt {
-        VarInt::from_u64(self.offset).unwrap_or(VarInt::MAX)
-    }
-
     /// Size of everything but the data.
     pub fn header_len(&self, with_len: bool) -> usize {
         header_len(self.id, self.offset, with_len.then(|| self.len()))
@@ -89,23 +89,28 @@ impl StreamFrame {
 
     /// Writes the frame; without `with_len` the data runs to the end of the packet, so the frame must be last.
     pub fn encode<B: BufMut>(&self, buf: &mut B, with_len: bool) {
-        let header = Stream {
-            id: self.id.to_varint(),
-            offset: self.offset_varint(),
-            fin: self.fin,
-            data: &[],
-        };
-        header.ty(with_len).encode(buf);
-        header.id.encode(buf);
-        if self.offset != 0 {
-            header.offset.encode(buf);
-        }
-        if with_len {
-            VarInt::from_u64(self.len()).unwrap_or(VarInt::MAX).encode(buf);
-        }
+        encode_header(buf, self.id, self.offset, self.fin, with_len.then(|| self.len()));
         for chunk in &self.data {
             buf.put_slice(chunk);
         }
+    }
+}
+
+/// Writes a STREAM frame's type, ID, offset (if not 0) and, if given, Length field.
+fn encode_header<B: BufMut>(buf: &mut B, id: StreamId, offset: u64, fin: bool, len: Option<u64>) {
+    let header = Stream {
+        id: id.to_varint(),
+        offset: VarInt::from_u64(offset).unwrap_or(VarInt::MAX),
+        fin,
+        data: &[],
+    };
+    header.ty(len.is_some()).encode(buf);
+    header.id.encode(buf);
+    if offset != 0 {
+        header.offset.encode(buf);
+    }
+    if let Some(len) = len {
+        VarInt::from_u64(len).unwrap_or(VarInt::MAX).encode(buf);
     }
 }
 
@@ -165,8 +170,9 @@ pub(crate) struct Reset {
 /// The sending part of a stream.
 #[derive(Debug)]
 pub(crate) struct SendStream {
-    /// Data not yet acknowledged as a prefix, from `base` to `write_offset`.
-    chunks: VecDeque<Bytes>,
+    /// Data not yet acknowledged as a prefix, from `base` to `write_offset`: contiguous chunks, each with
+    /// the stream offset of its first byte.
+    chunks: VecDeque<(u64, Bytes)>,
     /// Offset of the first byte of `chunks`: everything below is acknowledged.
     base: u64,
     /// End of the data written by the application.
@@ -344,8 +350,8 @@ impl SendStream {
         }
         let n = (data.len() as u64).min(space) as usize;
         let data = if n < data.len() { data.slice(..n) } else { data };
+        self.chunks.push_back((self.write_offset, data));
         self.write_offset += n as u64;
-        self.chunks.push_back(data);
         Ok(n)
     }
 
@@ -434,6 +440,46 @@ impl SendStream {
         max_frame_len: usize,
         conn_credit: u64,
     ) -> Option<(StreamFrame, u64)> {
+        let (r, new) = self.next_frame(id, max_frame_len, conn_credit)?;
+        let frame = StreamFrame {
+            id,
+            offset: r.offset,
+            fin: r.fin,
+            data: self.slices(r.offset, r.offset + r.len),
+        };
+        Some((frame, new))
+    }
+
+    /// [`SendStream::poll_frame`] written straight into `buf` (with a Length field; the same bytes as
+    /// [`StreamFrame::encode`]) from the chunks: no list of slices is built. Returns the frame's record and
+    /// how many new bytes it sends.
+    pub(crate) fn write_frame<B: BufMut>(
+        &mut self,
+        id: StreamId,
+        max_frame_len: usize,
+        conn_credit: u64,
+        buf: &mut B,
+    ) -> Option<(StreamFrameRecord, u64)> {
+        let (r, new) = self.next_frame(id, max_frame_len, conn_credit)?;
+        let (start, end) = (r.offset, r.offset + r.len);
+        encode_header(buf, id, r.offset, r.fin, Some(r.len));
+        for (pos, chunk) in self.chunks.range(self.chunk_range(start, end)) {
+            let pos = *pos;
+            let from = start.saturating_sub(pos) as usize;
+            let to = (end.min(pos + chunk.len() as u64) - pos) as usize;
+            buf.put_slice(chunk.get(from..to).unwrap_or_default());
+        }
+        Some((r, new))
+    }
+
+    /// Chooses the next frame (lost data first) and updates the sending state as if it were sent: its range
+    /// and FIN, and how many new bytes it sends.
+    fn next_frame(
+        &mut self,
+        id: StreamId,
+        max_frame_len: usize,
+        conn_credit: u64,
+    ) -> Option<(StreamFrameRecord, u64)> {
         if self.reset.is_some() {
             return None;
         }
@@ -465,32 +511,31 @@ impl SendStream {
         if fin {
             self.fin_pending = false;
         }
-        let frame = StreamFrame {
-            id,
-            offset,
-            fin,
-            data: self.slices(offset, end),
-        };
-        Some((frame, new))
+        Some((StreamFrameRecord { id, offset, len, fin }, new))
     }
 
     /// The buffered data in `start..end` (within `base..write_offset`), as slices of the chunks.
     fn slices(&self, start: u64, end: u64) -> Vec<Bytes> {
-        let mut out = Vec::new();
-        let mut pos = self.base;
-        for chunk in &self.chunks {
-            if pos >= end {
-                break;
-            }
+        let chunks = self.chunk_range(start, end);
+        let mut out = Vec::with_capacity(chunks.len());
+        for (pos, chunk) in self.chunks.range(chunks) {
+            let pos = *pos;
             let chunk_end = pos + chunk.len() as u64;
-            if chunk_end > start {
-                let from = start.saturating_sub(pos) as usize;
-                let to = (end.min(chunk_end) - pos) as usize;
-                out.push(chunk.slice(from..to));
-            }
-            pos = chunk_end;
+            let from = start.saturating_sub(pos) as usize;
+            let to = (end.min(chunk_end) - pos) as usize;
+            out.push(chunk.slice(from..to));
         }
         out
+    }
+
+    /// The indices of the chunks holding bytes of `start..end`, found by binary search (chunks are
+    /// contiguous and in offset order): O(log n) in the chunks held, whatever the write sizes.
+    fn chunk_range(&self, start: u64, end: u64) -> std::ops::Range<usize> {
+        let first = self
+            .chunks
+            .partition_point(|(pos, chunk)| pos + chunk.len() as u64 <= start);
+        let last = self.chunks.partition_point(|(pos, _)| *pos < end);
+        first..last.max(first)
     }
 
     /// The frame `offset..offset + len` (with `fin`) was acknowledged. Returns whether buffer space was freed.
@@ -528,7 +573,7 @@ impl SendStream {
         // Release the chunks below the new acknowledged prefix.
         let mut drop = new_base - self.base;
         while drop > 0 {
-            let Some(front) = self.chunks.front_mut() else {
+            let Some((pos, front)) = self.chunks.front_mut() else {
                 break;
             };
             let n = front.len() as u64;
@@ -537,6 +582,7 @@ impl SendStream {
                 drop -= n;
             } else {
                 *front = front.slice(drop as usize..);
+                *pos += drop;
                 drop = 0;
             }
         }
@@ -623,6 +669,100 @@ mod tests {
             );
         }
         assert!(s.poll_frame(id(), 100, 1000).is_none());
+    }
+
+    /// An application writing small pieces (a tunnel writes one IP packet at a time) has one chunk per
+    /// write in flight. Building a frame looks up only the chunks it covers: with 100 000 one-byte-to-
+    /// ten-byte chunks held, a frame is built from the chunks of its own range, found by binary search,
+    /// at the start, in the middle and at the end of the buffer, and after the acknowledged prefix moved
+    /// into the middle of a chunk.
+    #[test]
+    fn frames_touch_only_their_own_chunks_among_many_small_writes() {
+        const N: usize = 100_000;
+        let mut s = SendStream::new(u64::MAX >> 2, u64::MAX >> 2);
+        // Chunk i holds (i % 10) + 1 bytes, each byte equal to i as u8: 550 000 bytes in all.
+        let mut starts = Vec::with_capacity(N);
+        let mut total = 0u64;
+        for i in 0..N {
+            let len = i % 10 + 1;
+            starts.push(total);
+            s.write(Bytes::from(vec![i as u8; len])).unwrap();
+            total += len as u64;
+        }
+        assert_eq!(total, 550_000);
+        let expect = |a: u64, b: u64| -> Vec<u8> {
+            (a..b)
+                .map(|off| (starts.partition_point(|&st| st <= off) - 1) as u8)
+                .collect()
+        };
+        let flat = |v: &[Bytes]| v.iter().flat_map(|b| b.iter().copied()).collect::<Vec<u8>>();
+        // Chunk 50 000 starts at 5000 · 55 = 275 000 and holds 1 byte; chunk 50 001 2 bytes: a frame of
+        // 275 000..275 003 spans exactly those two chunks.
+        assert_eq!(starts[50_000], 275_000);
+        assert_eq!(s.chunk_range(275_000, 275_003), 50_000..50_002);
+        assert_eq!(flat(&s.slices(275_000, 275_003)), [80, 81, 81]);
+        // The start and the end of the buffer: one byte of the first chunk, the last chunk (10 bytes).
+        assert_eq!(s.chunk_range(0, 1), 0..1);
+        assert_eq!(s.chunk_range(549_990, 550_000), N - 1..N);
+        for (a, b) in [(0, 1200), (274_500, 275_700), (548_800, 550_000), (3, 4)] {
+            assert_eq!(flat(&s.slices(a, b)), expect(a, b), "{a}..{b}");
+        }
+        // As if 300 000 bytes were sent; 0..275 002 is acknowledged in order: the prefix ends one byte into
+        // chunk 50 001 (275 001..275 003), which is cut to its last byte.
+        s.next_unsent = 300_000;
+        assert!(s.on_ack(0, 275_002, false));
+        assert_eq!(s.chunks.len(), N - 50_001);
+        assert_eq!(
+            s.chunks.front().map(|(pos, c)| (*pos, c.len())),
+            Some((275_002, 1))
+        );
+        assert_eq!(s.chunk_range(275_002, 275_005), 0..2);
+        assert_eq!(flat(&s.slices(275_002, 275_005)), expect(275_002, 275_005));
+        // A frame built by `poll_frame` at the send offset.
+        let (f, _) = s.poll_frame(id(), 1200, u64::MAX).unwrap();
+        assert_eq!(f.offset, 300_000);
+        assert_eq!(concat(&f), expect(300_000, 300_000 + f.len()));
+        assert!(f.data.len() <= 1200 / 5 + 2);
+    }
+
+    /// `write_frame` writes the bytes `poll_frame(..).encode(.., true)` writes, with the same record and
+    /// the same state afterwards: new data across chunk boundaries, a lost range first, and the FIN.
+    #[test]
+    fn write_frame_writes_what_poll_frame_encodes() {
+        let mut a = SendStream::new(100_000, 100_000);
+        let mut b = SendStream::new(100_000, 100_000);
+        for s in [&mut a, &mut b] {
+            for i in 0..40u8 {
+                s.write(Bytes::from(vec![i; 7 + usize::from(i) * 13])).unwrap();
+            }
+            s.finish().unwrap();
+        }
+        let mut round = 0;
+        loop {
+            round += 1;
+            let max = 50 + (round * 37) % 700;
+            let polled = a.poll_frame(id(), max, 100_000);
+            let mut written = Vec::new();
+            let record = b.write_frame(id(), max, 100_000, &mut written);
+            let Some((f, new_a)) = polled else {
+                assert!(record.is_none());
+                break;
+            };
+            let (r, new_b) = record.unwrap();
+            let mut encoded = Vec::new();
+            f.encode(&mut encoded, true);
+            assert_eq!(written, encoded, "round {round}");
+            assert_eq!((f.record(), new_a), (r, new_b));
+            assert!(written.len() <= max);
+            // Round 5's frame is lost once: it is sent again before new data.
+            if round == 5 {
+                assert!(a.on_lost(r.offset, r.len, r.fin));
+                assert!(b.on_lost(r.offset, r.len, r.fin));
+            }
+        }
+        assert!(round > 20);
+        assert_eq!((a.next_unsent, a.fin_pending), (b.next_unsent, b.fin_pending));
+        assert!(!b.fin_pending && b.next_unsent == b.write_offset);
     }
 
     #[test]
