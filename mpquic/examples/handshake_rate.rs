@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use mpquic::runtime::{self as mp, TransportConfig, VarInt};
 
-#[path = "shared/tls.rs"]
+#[path = "support/tls.rs"]
 mod tls;
 
 use tls::{Certs, Res, rustls_client, rustls_server};

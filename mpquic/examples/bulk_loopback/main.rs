@@ -40,7 +40,7 @@ mod common;
 mod stack_mpquic;
 mod stack_noq;
 mod stack_quinn;
-#[path = "../shared/tls.rs"]
+#[path = "../support/tls.rs"]
 mod tls;
 
 use std::net::SocketAddr;
