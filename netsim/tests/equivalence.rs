@@ -12,11 +12,13 @@
 //! Every run is capped at [`CAP`] of simulated time (the scenario's own duration if shorter; events and
 //! flow starts after the cap never happen, and the sampling interval shrinks to the cap if it is longer).
 //!
-//! Two tests:
-//! - `shipped_scenarios_first_runs` (default, about a minute in a debug build on two cores): the first run of
-//!   each case's sweep (each part's first run for a study), into `expected/first/`;
-//! - `shipped_scenarios_every_run` (`#[ignore]`d: several hundred runs): every run of every case, into
-//!   `expected/every/`. Run it with
+//! Two sets, each run with real AES-128-GCM and again with the null cipher (`scenario.crypto = "null"`,
+//! which must not change a single byte of the results):
+//! - `shipped_scenarios_first_runs{,_null_cipher}` (default, under a minute each in a debug build on two
+//!   cores): the first run of each case's sweep (each part's first run for a study), into
+//!   `expected/first/`;
+//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: several hundred runs): every run of every
+//!   case, into `expected/every/`. Run them with
 //!   `cargo test --release -p mpquic-netsim --test equivalence -- --ignored`.
 //!
 //! To regenerate the stored files after an intended change of behaviour, run the test with
@@ -37,6 +39,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mpquic_netsim::engine::Engine;
+use mpquic_netsim::scenario::Crypto;
 use mpquic_netsim::scenario::sweep::{self, SweepRun};
 use mpquic_netsim::study::{self, Study};
 
@@ -142,9 +145,10 @@ fn first_runs(cases: Vec<Case>) -> Vec<Case> {
         .collect()
 }
 
-/// Runs one run, capped, and returns its JSON record.
-fn run_one(run: &Run) -> serde_json::Value {
+/// Runs one run, capped, with packet protection `crypto`, and returns its JSON record.
+fn run_one(run: &Run, crypto: Crypto) -> serde_json::Value {
     let mut scenario = run.run.scenario.clone();
+    scenario.scenario.crypto = crypto;
     scenario.scenario.duration = scenario.scenario.duration.min(CAP);
     scenario.scenario.sample_interval = scenario.scenario.sample_interval.min(scenario.scenario.duration);
     let out = Engine::run(scenario).unwrap_or_else(|e| panic!("run {}: {e}", run.run.index));
@@ -158,7 +162,7 @@ fn run_one(run: &Run) -> serde_json::Value {
 }
 
 /// Runs every run of every case on two threads; returns each case's JSON text.
-fn run_cases(cases: &[Case]) -> Vec<String> {
+fn run_cases(cases: &[Case], crypto: Crypto) -> Vec<String> {
     let work: Vec<(usize, usize)> = cases
         .iter()
         .enumerate()
@@ -172,7 +176,7 @@ fn run_cases(cases: &[Case]) -> Vec<String> {
             let Some(&(c, r)) = work.get(k) else {
                 break;
             };
-            let value = run_one(&cases[c].runs[r]);
+            let value = run_one(&cases[c].runs[r], crypto);
             done.lock().unwrap()[k] = Some(value);
         }
     };
@@ -210,12 +214,13 @@ fn first_difference<'a>(expected: &'a str, actual: &'a str) -> Option<(usize, &'
     }
 }
 
-/// Compares (or with [`BLESS`] writes) each case's JSON with `expected/<kind>/<case>.json`; fails listing
-/// every case that differs with its first differing line.
-fn check(kind: &str, cases: &[Case]) {
-    let texts = run_cases(cases);
+/// Compares (or with [`BLESS`] writes) each case's JSON, run with packet protection `crypto`, with
+/// `expected/<kind>/<case>.json`; fails listing every case that differs with its first differing line.
+/// Only runs with the real cipher are blessed.
+fn check(kind: &str, cases: &[Case], crypto: Crypto) {
+    let texts = run_cases(cases, crypto);
     let dir = expected_dir(kind);
-    let bless = std::env::var_os(BLESS).is_some_and(|v| v != "0");
+    let bless = crypto == Crypto::Aes128gcm && std::env::var_os(BLESS).is_some_and(|v| v != "0");
     if bless {
         std::fs::create_dir_all(&dir).unwrap();
     }
@@ -246,23 +251,37 @@ fn check(kind: &str, cases: &[Case]) {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} cases differ from the stored results (rerun with {BLESS}=1 to store the new ones if the \
+        "{} of {} cases differ from the stored results with crypto = {} (rerun with {BLESS}=1 to store the new ones if the \
          change is intended):\n{}",
         failures.len(),
         cases.len(),
+        crypto.name(),
         failures.join("\n")
     );
 }
 
 #[test]
 fn shipped_scenarios_first_runs() {
-    check("first", &first_runs(cases()));
+    check("first", &first_runs(cases()), Crypto::Aes128gcm);
+}
+
+/// The null cipher changes no result: the same runs with `crypto = "null"` give the stored files (made
+/// with real AES-128-GCM) byte for byte.
+#[test]
+fn shipped_scenarios_first_runs_null_cipher() {
+    check("first", &first_runs(cases()), Crypto::Null);
 }
 
 #[test]
 #[ignore = "several hundred runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run() {
-    check("every", &cases());
+    check("every", &cases(), Crypto::Aes128gcm);
+}
+
+#[test]
+#[ignore = "several hundred runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
+fn shipped_scenarios_every_run_null_cipher() {
+    check("every", &cases(), Crypto::Null);
 }
 
 #[test]

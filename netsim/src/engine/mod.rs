@@ -35,6 +35,7 @@
 pub mod clock;
 pub mod flow;
 pub mod network;
+pub mod null_cipher;
 pub mod objects;
 pub mod paths;
 pub mod pattern;
@@ -313,7 +314,7 @@ impl Engine {
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut routes = HashMap::new();
         let mut spoofed = BTreeMap::new();
-        let tls = tls::Material::new()?;
+        let tls = tls::Material::new(scenario.scenario.crypto)?;
         let policy = paths::PathPolicy {
             abandon_ptos: scenario.scenario.abandon_path_after_ptos,
         };
