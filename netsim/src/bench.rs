@@ -121,6 +121,11 @@ pub struct Figures {
     pub wall: Duration,
     /// Simulated seconds per wall-clock second.
     pub speed: f64,
+    /// CPU time of the run's thread, when the platform reports it: on a loaded machine the wall time
+    /// includes waiting for a CPU, this does not.
+    pub cpu: Option<Duration>,
+    /// Simulated seconds per CPU second.
+    pub speed_cpu: Option<f64>,
     /// The flow's goodput, bits per second of simulated time.
     pub goodput_bps: f64,
     /// Datagrams the connections sent.
@@ -132,8 +137,8 @@ pub struct Figures {
 }
 
 impl Figures {
-    /// The figures of `out`, a run of `case` that took `wall`.
-    pub fn of(case: &BenchCase, out: &RunOutput, wall: Duration) -> Figures {
+    /// The figures of `out`, a run of `case` that took `wall` (and `cpu` of its thread's CPU time).
+    pub fn of(case: &BenchCase, out: &RunOutput, wall: Duration, cpu: Option<Duration>) -> Figures {
         let wall_s = wall.as_secs_f64().max(1e-9);
         let sim_s = case.duration.as_secs_f64();
         let goodput_bps = out
@@ -146,6 +151,8 @@ impl Figures {
         Figures {
             wall,
             speed: sim_s / wall_s,
+            cpu,
+            speed_cpu: cpu.map(|c| sim_s / c.as_secs_f64().max(1e-9)),
             goodput_bps,
             datagrams,
             datagrams_per_wall_s: datagrams as f64 / wall_s,
@@ -206,8 +213,14 @@ mod tests {
             crypto: Crypto::Null,
         };
         let out = crate::engine::Engine::run(case.scenario().unwrap()).unwrap();
-        let f = Figures::of(&case, &out, Duration::from_millis(500));
+        let f = Figures::of(
+            &case,
+            &out,
+            Duration::from_millis(500),
+            Some(Duration::from_millis(250)),
+        );
         assert!((f.speed - 4.0).abs() < 1e-12);
+        assert!((f.speed_cpu.unwrap() - 8.0).abs() < 1e-12);
         assert!(f.goodput_bps > 10e6 && f.goodput_bps < 20e6, "{}", f.goodput_bps);
         assert!(
             f.datagrams > 2000 && f.datagrams < 2 * 2 * 2084,

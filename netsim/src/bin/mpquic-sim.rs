@@ -415,8 +415,10 @@ fn bench_cmd(args: &BenchArgs) -> ExitCode {
     };
     println!("bench: {}", case.describe());
     let mut speeds = Vec::new();
+    let mut cpu_speeds = Vec::new();
     for k in 1..=args.runs {
         let t0 = wall_now();
+        let cpu0 = thread_cpu_time();
         let out = match Engine::run(scenario.clone()) {
             Ok(o) => o,
             Err(e) => {
@@ -424,10 +426,19 @@ fn bench_cmd(args: &BenchArgs) -> ExitCode {
                 return ExitCode::from(RUN_FAILED);
             }
         };
-        let f = Figures::of(&case, &out, t0.elapsed());
+        // A kernel without scheduler statistics reports 0 throughout.
+        let cpu = thread_cpu_time()
+            .zip(cpu0)
+            .map(|(b, a)| b.saturating_sub(a))
+            .filter(|d| !d.is_zero());
+        let f = Figures::of(&case, &out, t0.elapsed(), cpu);
+        let cpu_text = match (f.cpu, f.speed_cpu) {
+            (Some(c), Some(s)) => format!(", {:.2} s CPU ({s:.2} simulated s per CPU s)", c.as_secs_f64()),
+            _ => String::new(),
+        };
         println!(
-            "  run {k}: {:.2} s wall, {:.2} simulated s per wall s, goodput {:.1} Mbit/s, {} datagrams \
-             ({:.0} per wall s, {:.0} per simulated s)",
+            "  run {k}: {:.2} s wall, {:.2} simulated s per wall s{cpu_text}, goodput {:.1} Mbit/s, \
+             {} datagrams ({:.0} per wall s, {:.0} per simulated s)",
             f.wall.as_secs_f64(),
             f.speed,
             f.goodput_bps / 1e6,
@@ -436,6 +447,7 @@ fn bench_cmd(args: &BenchArgs) -> ExitCode {
             f.datagrams_per_sim_s
         );
         speeds.push(f.speed);
+        cpu_speeds.extend(f.speed_cpu);
     }
     let best = speeds.iter().copied().fold(0.0, f64::max);
     if let Some(median) = bench::median(&speeds) {
@@ -444,7 +456,19 @@ fn bench_cmd(args: &BenchArgs) -> ExitCode {
             speeds.len()
         );
     }
+    let best = cpu_speeds.iter().copied().fold(0.0, f64::max);
+    if let Some(median) = bench::median(&cpu_speeds) {
+        println!("  simulated s per CPU s: best {best:.2}, median {median:.2}");
+    }
     ExitCode::SUCCESS
+}
+
+/// CPU time the calling thread has run, from Linux's `/proc/thread-self/schedstat` (its first field, in
+/// nanoseconds); `None` elsewhere.
+fn thread_cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
 }
 
 fn validate(files: Vec<PathBuf>) -> ExitCode {
