@@ -14,17 +14,18 @@
 //!
 //! Two sets, each run with real AES-128-GCM and again with the null cipher (`scenario.crypto = "null"`,
 //! which must not change a single byte of the results):
-//! - `shipped_scenarios_first_runs{,_null_cipher}` (default, under a minute each in a debug build on two
-//!   cores): the first run of each case's sweep (each part's first run for a study), into
+//! - `shipped_scenarios_first_runs{,_null_cipher}` (default: 51 runs, under a minute each in the test
+//!   build on two cores): the first run of each case's sweep (each part's first run for a study), into
 //!   `expected/first/`;
-//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: several hundred runs): every run of every
-//!   case, into `expected/every/`. Run them with
+//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: about 1,150 runs, 9 CPU minutes in a
+//!   release build): every run of every case, into `expected/every/`. Run them with
 //!   `cargo test --release -p mpquic-netsim --test equivalence -- --ignored`.
 //!
 //! To regenerate the stored files after an intended change of behaviour, run the test with
 //! `MPQUIC_SIM_BLESS=1` (for example
-//! `MPQUIC_SIM_BLESS=1 cargo test -p mpquic-netsim --test equivalence -- --include-ignored`) and commit the
-//! changed files with the reason in the message. The results are the same in debug and release builds.
+//! `MPQUIC_SIM_BLESS=1 cargo test --release -p mpquic-netsim --test equivalence -- --include-ignored`) and
+//! commit the changed files with the reason in the message. The results are the same in the test build
+//! (`profile.test`, opt-level 1, debug assertions on) and in release builds.
 
 #![allow(
     clippy::unwrap_used,
@@ -273,13 +274,13 @@ fn shipped_scenarios_first_runs_null_cipher() {
 }
 
 #[test]
-#[ignore = "several hundred runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
+#[ignore = "about 1,150 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run() {
     check("every", &cases(), Crypto::Aes128gcm);
 }
 
 #[test]
-#[ignore = "several hundred runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
+#[ignore = "about 1,150 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run_null_cipher() {
     check("every", &cases(), Crypto::Null);
 }
