@@ -26,6 +26,8 @@ struct Peer {
     tls: TlsSession,
     handshake: Option<Keys>,
     one_rtt: Option<Box<OneRttKeys>>,
+    /// The length of every handshake flight this peer wrote.
+    flights: Vec<usize>,
 }
 
 /// Moves every handshake byte `from` has to `to`, keeping the keys `from` gets.
@@ -36,6 +38,7 @@ fn pump(from: &mut Peer, to: &mut Peer) -> bool {
         let change = from.tls.write_handshake(&mut buf);
         if !buf.is_empty() {
             moved = true;
+            from.flights.push(buf.len());
             to.tls.read_handshake(&buf).unwrap();
         }
         match change {
@@ -55,6 +58,7 @@ fn handshake(crypto: Crypto) -> (Peer, Peer) {
         tls,
         handshake: None,
         one_rtt: None,
+        flights: Vec::new(),
     };
     let mut c = new(TlsSession::client(client.tls, SERVER_NAME, b"client tp".to_vec()).unwrap());
     let mut s = new(TlsSession::server(server.tls.clone(), b"server tp".to_vec()).unwrap());
@@ -190,6 +194,23 @@ fn null_keys_update_in_both_directions() {
         receive(sr, p, build(cr, p, 3), Some(2)),
         Ok(Some(KeyUpdateEvent::NewKeysReceived))
     );
+}
+
+/// Every handshake message has the same length with either cipher (the null provider offers the same
+/// suites in the same order), so no packet's contents shift: a ClientHello offering fewer suites is shorter,
+/// and a retransmitted one sharing a datagram with a 1-RTT packet leaves that packet more room.
+#[test]
+fn handshake_flights_have_the_same_lengths_with_either_cipher() {
+    let (rc, rs) = handshake(Crypto::Aes128gcm);
+    let (nc, ns) = handshake(Crypto::Null);
+    assert!(
+        rc.flights.len() >= 2 && rs.flights.len() >= 2,
+        "{:?} {:?}",
+        rc.flights,
+        rs.flights
+    );
+    assert_eq!(nc.flights, rc.flights);
+    assert_eq!(ns.flights, rs.flights);
 }
 
 #[test]

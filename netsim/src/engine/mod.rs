@@ -14,6 +14,8 @@
 //!   samples); connection timers are not queued, since they move with every packet: each flow's earliest
 //!   timer is read from its connections after every step that touched the flow, and kept until the next;
 //! - [`sampling`] feeds the [`Recorder`] every `sample_interval`;
+//! - the connections protect their packets with real AES-128-GCM, or with the cost-free [`null_cipher`] when
+//!   the scenario sets `crypto = "null"` (same packet sizes, same results);
 //! - at the end, [`RunResult::build`] turns totals and series into the studies' metrics.
 //!
 //! # The loop

@@ -1,6 +1,7 @@
 //! The simulator's cost-free cipher (`crypto = "null"` in a scenario's `[scenario]` section): a rustls
-//! [`CryptoProvider`] whose only TLS 1.3 suite is TLS_AES_128_GCM_SHA256 with its QUIC packet protection
-//! replaced by a cheap check that encrypts nothing.
+//! [`CryptoProvider`] whose TLS 1.3 suites are the three real ones (TLS_AES_128_GCM_SHA256, the one
+//! negotiated, then TLS_AES_256_GCM_SHA384 and TLS_CHACHA20_POLY1305_SHA256) with their QUIC packet
+//! protection replaced by a cheap check that encrypts nothing.
 //!
 //! What stays real: the whole TLS handshake (key exchange, certificate, signatures, HKDF, the TLS records
 //! inside CRYPTO frames), the Initial keys (derived by mpquic itself from the connection ID, always real
@@ -19,9 +20,11 @@
 //!   byte and packet number travel in the clear; the sample is still required (16 bytes), so the length
 //!   rules of RFC 9001 §5.4.2 are unchanged.
 //!
-//! The AEAD limits (RFC 9001 §6.6) are AES-128-GCM's, so key updates happen at the same packet counts as
-//! with the real cipher, and the suite keeps AES-128-GCM's code point so that every handshake message has
-//! the same size. Results of a run therefore do not depend on the cipher; the equivalence tests check it.
+//! The AEAD limits (RFC 9001 §6.6) are the real suite's, so key updates happen at the same packet counts as
+//! with the real cipher, and the suites keep their code points and order so that every handshake message
+//! has the same size (a ClientHello offering one suite is 4 bytes shorter, and under heavy loss a
+//! retransmitted ClientHello shares its datagram with a 1-RTT packet, which then carried 4 more bytes of
+//! stream data). Results of a run therefore do not depend on the cipher; the equivalence tests check it.
 //!
 //! Safety: this module exists only in the simulator crate. The provider is installed only by
 //! [`super::tls::Material`] when the scenario file asks for it; nothing in mpquic, its runtime, or any
@@ -44,19 +47,52 @@ const SAMPLE_LEN: usize = 16;
 /// The longest Packet Number field (RFC 9000 §17.1).
 const MAX_PN_LEN: usize = 4;
 
-/// AES-128-GCM's limits (RFC 9001 §6.6): 2^23 packets per key, 2^52 forgeries.
-const CONFIDENTIALITY_LIMIT: u64 = 1 << 23;
-const INTEGRITY_LIMIT: u64 = 1 << 52;
-
-/// The QUIC algorithm of the null suite.
+/// The QUIC algorithm of a null suite: the key length of the real suite it stands for (the key schedule
+/// derives keys of that length, RFC 9001 §5.1) and that suite's AEAD limits (RFC 9001 §6.6).
 #[derive(Debug)]
-pub struct NullQuic;
+pub struct NullQuic {
+    key_len: usize,
+    limits: Limits,
+}
 
-static NULL_QUIC: NullQuic = NullQuic;
+/// Packets one key may protect and forgeries a connection may reject.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    confidentiality: u64,
+    integrity: u64,
+}
+
+/// AES-128-GCM and AES-256-GCM (RFC 9001 §6.6): 2^23 packets per key, 2^52 forgeries.
+const AES_GCM_LIMITS: Limits = Limits {
+    confidentiality: 1 << 23,
+    integrity: 1 << 52,
+};
+
+/// ChaCha20-Poly1305 (RFC 9001 §6.6): no practical confidentiality limit, 2^36 forgeries.
+const CHACHA_LIMITS: Limits = Limits {
+    confidentiality: u64::MAX,
+    integrity: 1 << 36,
+};
+
+static NULL_AES_128: NullQuic = NullQuic {
+    key_len: 16,
+    limits: AES_GCM_LIMITS,
+};
+static NULL_AES_256: NullQuic = NullQuic {
+    key_len: 32,
+    limits: AES_GCM_LIMITS,
+};
+static NULL_CHACHA20: NullQuic = NullQuic {
+    key_len: 32,
+    limits: CHACHA_LIMITS,
+};
 
 impl quic::Algorithm for NullQuic {
     fn packet_key(&self, _key: AeadKey, iv: Iv) -> Box<dyn quic::PacketKey> {
-        Box::new(NullPacketKey { iv })
+        Box::new(NullPacketKey {
+            iv,
+            limits: self.limits,
+        })
     }
 
     fn header_protection_key(&self, _key: AeadKey) -> Box<dyn quic::HeaderProtectionKey> {
@@ -64,23 +100,23 @@ impl quic::Algorithm for NullQuic {
     }
 
     fn aead_key_len(&self) -> usize {
-        // AES-128: the key schedule derives keys of the real suite's length (RFC 9001 §5.1).
-        16
+        self.key_len
     }
 }
 
-/// The real TLS_AES_128_GCM_SHA256 of rustls's ring provider, whose handshake parts the null suite reuses.
-fn real_aes128() -> Option<&'static Tls13CipherSuite> {
-    match rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256 {
+/// A TLS 1.3 suite of rustls's ring provider.
+fn real(suite: SupportedCipherSuite) -> Option<&'static Tls13CipherSuite> {
+    match suite {
         SupportedCipherSuite::Tls13(suite) => Some(suite),
         #[allow(unreachable_patterns)]
         _ => None,
     }
 }
 
-/// The null suite: AES-128-GCM's handshake parts and code point, [`NullQuic`] packet protection.
-static NULL_SUITE: LazyLock<Option<Tls13CipherSuite>> = LazyLock::new(|| {
-    real_aes128().map(|real| Tls13CipherSuite {
+/// `real` with its QUIC packet protection replaced by `quic`; code point, hash, HKDF and the
+/// handshake's record protection stay the real suite's.
+fn null_of(real: &'static Tls13CipherSuite, quic: &'static NullQuic) -> Tls13CipherSuite {
+    Tls13CipherSuite {
         common: CipherSuiteCommon {
             suite: real.common.suite,
             hash_provider: real.common.hash_provider,
@@ -88,20 +124,33 @@ static NULL_SUITE: LazyLock<Option<Tls13CipherSuite>> = LazyLock::new(|| {
         },
         hkdf_provider: real.hkdf_provider,
         aead_alg: real.aead_alg,
-        quic: Some(&NULL_QUIC),
-    })
+        quic: Some(quic),
+    }
+}
+
+/// The null suites, in the order mpquic offers the real ones (AES-128-GCM, AES-256-GCM,
+/// ChaCha20-Poly1305): the ClientHello then lists the same code points as a real client's and has the
+/// same size, so every handshake message, and every packet that carries or shares a datagram with one,
+/// has its real length. The handshake picks the first, as it does with the real suites.
+static NULL_SUITES: LazyLock<Option<[Tls13CipherSuite; 3]>> = LazyLock::new(|| {
+    use rustls::crypto::ring::cipher_suite as cs;
+    Some([
+        null_of(real(cs::TLS13_AES_128_GCM_SHA256)?, &NULL_AES_128),
+        null_of(real(cs::TLS13_AES_256_GCM_SHA384)?, &NULL_AES_256),
+        null_of(real(cs::TLS13_CHACHA20_POLY1305_SHA256)?, &NULL_CHACHA20),
+    ])
 });
 
-/// Why the null provider could not be built (never expected: the ring provider always has AES-128-GCM).
+/// Why the null provider could not be built (never expected: the ring provider has every TLS 1.3 suite).
 #[derive(Debug, thiserror::Error)]
-#[error("the TLS 1.3 suite AES-128-GCM is missing from the ring provider")]
+#[error("a TLS 1.3 suite is missing from the ring provider")]
 pub struct MissingSuite;
 
-/// The null-cipher provider: rustls's ring provider with the null suite as its only cipher suite.
+/// The null-cipher provider: rustls's ring provider with the null suites as its only cipher suites.
 pub fn provider() -> Result<Arc<CryptoProvider>, MissingSuite> {
-    let suite = NULL_SUITE.as_ref().ok_or(MissingSuite)?;
+    let suites = NULL_SUITES.as_ref().ok_or(MissingSuite)?;
     Ok(Arc::new(CryptoProvider {
-        cipher_suites: vec![SupportedCipherSuite::Tls13(suite)],
+        cipher_suites: suites.iter().map(SupportedCipherSuite::Tls13).collect(),
         ..rustls::crypto::ring::default_provider()
     }))
 }
@@ -130,6 +179,7 @@ fn fold(bytes: &[u8], start: usize) -> u64 {
 /// A null packet key: the tag is [`tag`] of the packet, the payload is not transformed.
 struct NullPacketKey {
     iv: Iv,
+    limits: Limits,
 }
 
 impl NullPacketKey {
@@ -199,11 +249,11 @@ impl quic::PacketKey for NullPacketKey {
     }
 
     fn confidentiality_limit(&self) -> u64 {
-        CONFIDENTIALITY_LIMIT
+        self.limits.confidentiality
     }
 
     fn integrity_limit(&self) -> u64 {
-        INTEGRITY_LIMIT
+        self.limits.integrity
     }
 }
 
@@ -254,7 +304,7 @@ mod tests {
     use rustls::quic::{Algorithm, PacketKey};
 
     fn key(iv: u8) -> Box<dyn PacketKey> {
-        NullQuic.packet_key(AeadKey::from([7u8; 32]), Iv::from([iv; 12]))
+        NULL_AES_128.packet_key(AeadKey::from([7u8; 32]), Iv::from([iv; 12]))
     }
 
     /// A 60-byte packet: 20 header bytes, 24 payload bytes, the 16-byte tag.
@@ -338,7 +388,7 @@ mod tests {
 
     #[test]
     fn header_protection_changes_nothing_and_checks_lengths() {
-        let hp = NullQuic.header_protection_key(AeadKey::from([0u8; 32]));
+        let hp = NULL_AES_128.header_protection_key(AeadKey::from([0u8; 32]));
         let mut first = 0x43;
         let mut pn = [1, 2, 3, 4];
         hp.encrypt_in_place(&[9; 16], &mut first, &mut pn).unwrap();
@@ -350,12 +400,24 @@ mod tests {
     }
 
     #[test]
-    fn provider_offers_the_null_suite_under_aes_128_gcm_code_point() {
+    fn provider_offers_null_suites_under_the_real_code_points_in_mpquic_order() {
+        use rustls::CipherSuite as Cs;
         let p = provider().unwrap();
-        assert_eq!(p.cipher_suites.len(), 1);
+        let ids: Vec<Cs> = p.cipher_suites.iter().map(|s| s.suite()).collect();
         assert_eq!(
-            p.cipher_suites[0].suite(),
-            rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+            ids,
+            [
+                Cs::TLS13_AES_128_GCM_SHA256,
+                Cs::TLS13_AES_256_GCM_SHA384,
+                Cs::TLS13_CHACHA20_POLY1305_SHA256
+            ]
         );
+        let limits = |q: &NullQuic| {
+            let k = q.packet_key(AeadKey::from([0u8; 32]), Iv::from([0u8; 12]));
+            (q.aead_key_len(), k.confidentiality_limit(), k.integrity_limit())
+        };
+        assert_eq!(limits(&NULL_AES_128), (16, 1 << 23, 1 << 52));
+        assert_eq!(limits(&NULL_AES_256), (32, 1 << 23, 1 << 52));
+        assert_eq!(limits(&NULL_CHACHA20), (32, u64::MAX, 1 << 36));
     }
 }
