@@ -17,7 +17,7 @@
 //! - `shipped_scenarios_first_runs{,_null_cipher}` (default: 51 runs, under a minute each in the test
 //!   build on two cores): the first run of each case's sweep (each part's first run for a study), into
 //!   `expected/first/`;
-//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: about 1,150 runs, 9 CPU minutes in a
+//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: about 1,150 runs, 7.5 CPU minutes in a
 //!   release build): every run of every case, into `expected/every/`. Run them with
 //!   `cargo test --release -p mpquic-netsim --test equivalence -- --ignored`.
 //!
