@@ -23,9 +23,11 @@
 //! - [`output`]: summary and sweep tables, JSON, CSV time series and SVG/PNG plots;
 //! - [`study`]: whole published studies (manifests listing scenario files and variants), run in one go
 //!   and written up as markdown reports;
+//! - [`bench`]: the speed benchmark's reference case (`mpquic-sim bench`);
 //! - [`soak`]: the soak test, a thousand connections with random path churn, loss and outages for ten
 //!   simulated minutes, every transfer checked, memory per connection measured.
 
+pub mod bench;
 pub mod engine;
 pub mod link;
 pub mod metrics;

@@ -362,3 +362,79 @@ fn study_jobs_and_negative_seeds_are_checked() {
     let e = one_line_error(&["run", &scenario("two_paths"), "--seed", "-1"], 2);
     assert!(e.contains("invalid value '-1' for '--seed <N>'"), "{e}");
 }
+
+#[test]
+fn bench_options_out_of_range_are_one_line_usage_errors() {
+    for (args, expected) in [
+        (
+            &["--rate", "999999"][..],
+            "invalid value '999999' for '--rate <BPS>': expected an integer from 1000000 to 100000000000 (bit/s)",
+        ),
+        (&["--rate", "-5"][..], "invalid value '-5' for '--rate <BPS>'"),
+        (&["--rate", "1G"][..], "invalid value '1G' for '--rate <BPS>'"),
+        (
+            &["--duration", "50ms"][..],
+            "invalid value '50ms' for '--duration <TIME>': duration \"50ms\" is out of range: expected 100ms to 3600s",
+        ),
+        (
+            &["--duration", "20"][..],
+            "invalid value '20' for '--duration <TIME>': duration \"20\": expected a unit among ns, us, ms, s",
+        ),
+        (
+            &["--runs", "0"][..],
+            "invalid value '0' for '--runs <N>': expected an integer from 1 to 100",
+        ),
+        (
+            &["--crypto", "rot13"][..],
+            "invalid value 'rot13' for '--crypto <CRYPTO>'",
+        ),
+    ] {
+        let mut all = vec!["bench"];
+        all.extend_from_slice(args);
+        let e = one_line_error(&all, 2);
+        assert!(
+            e.starts_with("mpquic-sim: ") && e.contains(expected),
+            "{args:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn bench_prints_each_run_and_the_speed() {
+    let out = sim()
+        .args([
+            "bench",
+            "--rate",
+            "20000000",
+            "--duration",
+            "1s",
+            "--crypto",
+            "null",
+            "--runs",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with(
+            "bench: one CUBIC flow, 20 Mbit/s, 10 ms RTT, 1 x BDP drop-tail queue, 1s simulated, crypto null\n"
+        ),
+        "{text}"
+    );
+    let runs: Vec<&str> = text.lines().filter(|l| l.starts_with("  run ")).collect();
+    assert_eq!(runs.len(), 2, "{text}");
+    // Both runs are the same deterministic run: the same goodput and datagram count.
+    let figures = |l: &str| {
+        l.split_once("goodput ")
+            .unwrap()
+            .1
+            .split_once(" (")
+            .unwrap()
+            .0
+            .to_owned()
+    };
+    assert_eq!(figures(runs[0]), figures(runs[1]), "{text}");
+    assert!(text.contains("simulated s per wall s: best "), "{text}");
+}

@@ -6,7 +6,11 @@
 //!
 //! Numeric options have documented ranges (`docs/limits.md`): `soak --connections` 1 to 5000, `--hosts` 1
 //! to 100, `--duration` 1 to 86400 s, `--min-bytes`/`--max-bytes` 1 to 10^9 (max ≥ min); `study --jobs`
-//! 1 to 256; `--seed` 0 to 2^64 − 1. A negative number is an out-of-range value, not an unknown option.
+//! 1 to 256; `--seed` 0 to 2^64 − 1; `bench --rate` 10^6 to 10^11 bit/s, `--duration` 100 ms to 1 h,
+//! `--runs` 1 to 100. A negative number is an out-of-range value, not an unknown option.
+//!
+//! `bench` runs the speed benchmark's reference case (`mpquic_netsim::bench`, `docs/simulator-speed.md`)
+//! and prints simulated seconds per wall-clock second.
 //!
 //! Runs that take more than two seconds of wall time report their progress on stderr.
 //!
@@ -19,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 use mpquic_netsim::Scenario;
+use mpquic_netsim::bench::{self, BenchCase, Figures};
 use mpquic_netsim::engine::{Engine, RunOutput};
 use mpquic_netsim::output::{self, table};
 use mpquic_netsim::scenario::sweep;
@@ -50,6 +55,53 @@ enum Command {
     /// Run the soak test: many connections with random paths opening and closing, random loss and link
     /// outages; check that every transfer arrives intact and report memory per connection.
     Soak(SoakArgs),
+    /// Measure the simulator's speed on the reference case (one CUBIC flow, 10 ms RTT, 1 x BDP drop-tail
+    /// queue): simulated seconds per wall-clock second, goodput, datagrams per second.
+    Bench(BenchArgs),
+}
+
+/// `bench --crypto`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum CryptoArg {
+    /// Real AES-128-GCM packet protection.
+    Aes128gcm,
+    /// The simulator's cost-free cipher (same packets and results, no cryptographic work per packet).
+    Null,
+}
+
+#[derive(Debug, clap::Args)]
+struct BenchArgs {
+    /// Link rate in bit/s, 1000000 to 100000000000.
+    #[arg(long, value_name = "BPS", allow_negative_numbers = true, value_parser = bench_rate,
+          default_value_t = bench::DEFAULT_RATE_BPS)]
+    rate: u64,
+    /// Simulated time (`20s`, `500ms`), 100 ms to 1 h.
+    #[arg(long, value_name = "TIME", allow_negative_numbers = true, value_parser = bench_duration,
+          default_value = "20s")]
+    duration: Duration,
+    /// Packet protection.
+    #[arg(long, value_enum, default_value = "aes128gcm")]
+    crypto: CryptoArg,
+    /// Timed runs (each the same deterministic run), 1 to 100.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = bench_runs,
+          default_value_t = 1)]
+    runs: u64,
+}
+
+fn bench_rate(s: &str) -> Result<u64, String> {
+    parse_int_in(s, bench::MIN_RATE_BPS, bench::MAX_RATE_BPS).map_err(|e| format!("{e} (bit/s)"))
+}
+
+fn bench_duration(s: &str) -> Result<Duration, String> {
+    let d = mpquic_netsim::units::parse_duration(s)?;
+    if d < bench::MIN_DURATION || d > bench::MAX_DURATION {
+        return Err(format!("duration {s:?} is out of range: expected 100ms to 3600s"));
+    }
+    Ok(d)
+}
+
+fn bench_runs(s: &str) -> Result<u64, String> {
+    parse_int_in(s, 1, bench::MAX_RUNS)
 }
 
 /// The soak options' ranges (`docs/limits.md`): the generated scenario must stay within the scenario limits
@@ -179,6 +231,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep_cmd(&args),
         Command::Study(args) => study_cmd(&args),
         Command::Soak(args) => soak_cmd(&args),
+        Command::Bench(args) => bench_cmd(&args),
     }
 }
 
@@ -341,6 +394,81 @@ fn soak_cmd(args: &SoakArgs) -> ExitCode {
         eprintln!("soak: {} transfer(s) incomplete", r.incomplete.len());
         ExitCode::from(RUN_FAILED)
     }
+}
+
+/// Runs the reference case `args.runs` times and prints each run's figures and the best and median speed.
+fn bench_cmd(args: &BenchArgs) -> ExitCode {
+    let case = BenchCase {
+        rate_bps: args.rate,
+        duration: args.duration,
+        crypto: match args.crypto {
+            CryptoArg::Aes128gcm => mpquic_netsim::scenario::Crypto::Aes128gcm,
+            CryptoArg::Null => mpquic_netsim::scenario::Crypto::Null,
+        },
+    };
+    let scenario = match case.scenario() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("bench: {}", case.describe());
+    let mut speeds = Vec::new();
+    let mut cpu_speeds = Vec::new();
+    for k in 1..=args.runs {
+        let t0 = wall_now();
+        let cpu0 = thread_cpu_time();
+        let out = match Engine::run(scenario.clone()) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("bench: run {k} failed: {e}");
+                return ExitCode::from(RUN_FAILED);
+            }
+        };
+        // A kernel without scheduler statistics reports 0 throughout.
+        let cpu = thread_cpu_time()
+            .zip(cpu0)
+            .map(|(b, a)| b.saturating_sub(a))
+            .filter(|d| !d.is_zero());
+        let f = Figures::of(&case, &out, t0.elapsed(), cpu);
+        let cpu_text = match (f.cpu, f.speed_cpu) {
+            (Some(c), Some(s)) => format!(", {:.2} s CPU ({s:.2} simulated s per CPU s)", c.as_secs_f64()),
+            _ => String::new(),
+        };
+        println!(
+            "  run {k}: {:.2} s wall, {:.2} simulated s per wall s{cpu_text}, goodput {:.1} Mbit/s, \
+             {} datagrams ({:.0} per wall s, {:.0} per simulated s)",
+            f.wall.as_secs_f64(),
+            f.speed,
+            f.goodput_bps / 1e6,
+            f.datagrams,
+            f.datagrams_per_wall_s,
+            f.datagrams_per_sim_s
+        );
+        speeds.push(f.speed);
+        cpu_speeds.extend(f.speed_cpu);
+    }
+    let best = speeds.iter().copied().fold(0.0, f64::max);
+    if let Some(median) = bench::median(&speeds) {
+        println!(
+            "  simulated s per wall s: best {best:.2}, median {median:.2} ({} runs)",
+            speeds.len()
+        );
+    }
+    let best = cpu_speeds.iter().copied().fold(0.0, f64::max);
+    if let Some(median) = bench::median(&cpu_speeds) {
+        println!("  simulated s per CPU s: best {best:.2}, median {median:.2}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// CPU time the calling thread has run, from Linux's `/proc/thread-self/schedstat` (its first field, in
+/// nanoseconds); `None` elsewhere.
+fn thread_cpu_time() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos: u64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(nanos))
 }
 
 fn validate(files: Vec<PathBuf>) -> ExitCode {

@@ -14,6 +14,8 @@
 //!   samples); connection timers are not queued, since they move with every packet: each flow's earliest
 //!   timer is read from its connections after every step that touched the flow, and kept until the next;
 //! - [`sampling`] feeds the [`Recorder`] every `sample_interval`;
+//! - the connections protect their packets with real AES-128-GCM, or with the cost-free [`null_cipher`] when
+//!   the scenario sets `crypto = "null"` (same packet sizes, same results);
 //! - at the end, [`RunResult::build`] turns totals and series into the studies' metrics.
 //!
 //! # The loop
@@ -35,6 +37,7 @@
 pub mod clock;
 pub mod flow;
 pub mod network;
+pub mod null_cipher;
 pub mod objects;
 pub mod paths;
 pub mod pattern;
@@ -318,7 +321,7 @@ impl Engine {
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut routes = HashMap::new();
         let mut spoofed = BTreeMap::new();
-        let tls = tls::Material::new()?;
+        let tls = tls::Material::new(scenario.scenario.crypto)?;
         let policy = paths::PathPolicy {
             abandon_ptos: scenario.scenario.abandon_path_after_ptos,
         };

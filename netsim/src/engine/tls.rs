@@ -8,9 +8,15 @@
 use std::sync::Arc;
 
 use mpquic::proto::connection::{ClientConfig, ServerConfig, TransportConfig};
-use mpquic::proto::crypto::{TlsOptions, client_config, server_config};
+use mpquic::proto::crypto::{
+    TlsOptions, client_config, client_config_with_provider, server_config, server_config_with_provider,
+};
 use rustls::RootCertStore;
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use super::null_cipher;
+use crate::scenario::Crypto;
 
 /// The server name every simulated server presents.
 pub const SERVER_NAME: &str = "localhost";
@@ -35,6 +41,9 @@ pub enum TlsError {
     /// rustls refused the configuration.
     #[error("TLS configuration: {0}")]
     Rustls(#[from] rustls::Error),
+    /// The null cipher's provider could not be built.
+    #[error(transparent)]
+    NullCipher(#[from] null_cipher::MissingSuite),
 }
 
 /// The TLS material of a run: the certificate and one rustls server configuration, shared by every
@@ -44,12 +53,16 @@ pub enum TlsError {
 pub struct Material {
     cert: rustls::pki_types::CertificateDer<'static>,
     options: TlsOptions,
+    /// The null cipher's provider, or none for mpquic's own (ring's TLS 1.3 suites).
+    provider: Option<Arc<CryptoProvider>>,
     server: Arc<rustls::ServerConfig>,
 }
 
 impl Material {
-    /// Builds the certificate and the server configuration.
-    pub fn new() -> Result<Material, TlsError> {
+    /// Builds the certificate and the server configuration, with real AES-128-GCM packet protection or the
+    /// null cipher ([`null_cipher`], whose one suite has AES-128-GCM's code point: the suite the real
+    /// handshake picks).
+    pub fn new(crypto: Crypto) -> Result<Material, TlsError> {
         let mut pkcs8 = ED25519_PKCS8_PREFIX.to_vec();
         pkcs8.extend_from_slice(&KEY_SEED);
         let der = PrivatePkcs8KeyDer::from(pkcs8);
@@ -58,10 +71,20 @@ impl Material {
         let cert = params.self_signed(&key_pair)?;
         let cert = cert.der().clone();
         let options = TlsOptions::with_alpn(ALPN);
-        let server = server_config(vec![cert.clone()], PrivateKeyDer::Pkcs8(der), &options)?;
+        let provider = match crypto {
+            Crypto::Aes128gcm => None,
+            Crypto::Null => Some(null_cipher::provider()?),
+        };
+        let chain = vec![cert.clone()];
+        let key = PrivateKeyDer::Pkcs8(der);
+        let server = match &provider {
+            None => server_config(chain, key, &options)?,
+            Some(p) => server_config_with_provider(chain, key, &options, p.clone())?,
+        };
         Ok(Material {
             cert,
             options,
+            provider,
             server,
         })
     }
@@ -75,7 +98,10 @@ impl Material {
     ) -> Result<(ClientConfig, Arc<ServerConfig>), TlsError> {
         let mut roots = RootCertStore::empty();
         roots.add(self.cert.clone())?;
-        let client = client_config(roots, &self.options)?;
+        let client = match &self.provider {
+            None => client_config(roots, &self.options)?,
+            Some(p) => client_config_with_provider(roots, &self.options, p.clone())?,
+        };
         Ok((
             ClientConfig {
                 tls: client,
@@ -89,7 +115,8 @@ impl Material {
     }
 }
 
-/// Client and server configurations carrying `transport`, from fresh [`Material`].
+/// Client and server configurations carrying `transport`, from fresh [`Material`] with real packet
+/// protection.
 pub fn configs(transport: &TransportConfig) -> Result<(ClientConfig, Arc<ServerConfig>), TlsError> {
-    Material::new()?.configs(transport)
+    Material::new(Crypto::Aes128gcm)?.configs(transport)
 }

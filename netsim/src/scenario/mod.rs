@@ -84,6 +84,36 @@ pub struct Meta {
     /// full number at the handshake, as when the shipped studies were run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lazy_path_cids: bool,
+    /// Packet protection of every connection: `aes128gcm` (the default, real AES-128-GCM) or `null`, the
+    /// simulator's cost-free cipher (`engine::null_cipher`: same packet sizes, same results, no
+    /// cryptographic work per packet; the handshake stays real).
+    #[serde(default, skip_serializing_if = "Crypto::is_default")]
+    pub crypto: Crypto,
+}
+
+/// `scenario.crypto`: how the simulated connections protect their packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Crypto {
+    /// TLS_AES_128_GCM_SHA256, as a real endpoint (the default).
+    #[default]
+    Aes128gcm,
+    /// The null cipher: packets keep their sizes, payloads stay in the clear and tags are checksums.
+    Null,
+}
+
+impl Crypto {
+    fn is_default(&self) -> bool {
+        *self == Crypto::default()
+    }
+
+    /// The name used in scenario files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Crypto::Aes128gcm => "aes128gcm",
+            Crypto::Null => "null",
+        }
+    }
 }
 
 /// Smallest non-zero `scenario.idle_timeout`.

@@ -56,11 +56,15 @@ impl Scenario {
         let meta = &self.scenario;
         let _ = writeln!(
             out,
-            "scenario {}: {} simulated, seed {}, sample every {}",
+            "scenario {}: {} simulated, seed {}, sample every {}{}",
             meta.name,
             format_duration(meta.duration),
             meta.seed,
-            format_duration(meta.sample_interval)
+            format_duration(meta.sample_interval),
+            match meta.crypto {
+                super::Crypto::Aes128gcm => "",
+                super::Crypto::Null => ", null cipher",
+            }
         );
         let _ = writeln!(out, "nodes:");
         for (name, node) in &self.nodes {

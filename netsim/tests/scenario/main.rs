@@ -566,3 +566,45 @@ fn spoof_migrate_stop_and_direction_are_validated() {
 }
 
 mod limits;
+
+#[test]
+fn crypto_defaults_to_aes128gcm_and_accepts_null_only_besides() {
+    use mpquic_netsim::scenario::Crypto;
+    let s = Scenario::from_toml_str(BASE).unwrap();
+    assert_eq!(s.scenario.crypto, Crypto::Aes128gcm);
+    assert!(!s.summary(&s.topology().unwrap()).contains("cipher"));
+    let with = |v: &str| {
+        BASE.replacen(
+            "duration = \"10s\"",
+            &format!("duration = \"10s\"\ncrypto = {v}"),
+            1,
+        )
+    };
+    let s = Scenario::from_toml_str(&with("\"null\"")).unwrap();
+    assert_eq!(s.scenario.crypto, Crypto::Null);
+    assert!(
+        s.summary(&s.topology().unwrap())
+            .contains("seed 1, sample every 100ms, null cipher\n")
+    );
+    assert_eq!(
+        Scenario::from_toml_str(&with("\"aes128gcm\""))
+            .unwrap()
+            .scenario
+            .crypto,
+        Crypto::Aes128gcm
+    );
+    for bad in ["\"rot13\"", "\"AES128GCM\"", "1"] {
+        let e = error_of(&with(bad));
+        assert_eq!(e.field(), Some("scenario.crypto"), "{bad}: {e}");
+    }
+    assert!(
+        error_of(&with("\"rot13\""))
+            .to_string()
+            .contains("expected `aes128gcm` or `null`")
+    );
+    // Written back out, the default is left out and `null` kept.
+    let text = toml::to_string(&Scenario::from_toml_str(BASE).unwrap()).unwrap();
+    assert!(!text.contains("crypto"), "{text}");
+    let null = Scenario::from_toml_str(&with("\"null\"")).unwrap();
+    assert!(toml::to_string(&null).unwrap().contains("crypto = \"null\""));
+}

@@ -36,7 +36,8 @@ pub use retry::{RETRY_TAG_LEN, retry_integrity_tag, verify_retry_integrity};
 pub use rustls::Side;
 pub use tls::{
     CipherSuite, HandshakeError, KeyChange, Level, SelfSigned, TlsOptions, TlsSession, client_config,
-    client_config_dangerous_skip_verification, server_config,
+    client_config_dangerous_skip_verification, client_config_with_provider, server_config,
+    server_config_with_provider,
 };
 
 /// Why packet protection could not be applied or removed. The connection drops the packet; none of these is

@@ -115,7 +115,17 @@ impl TlsOptions {
 /// A client configuration that verifies the server's certificate chain against `roots` (and its name against
 /// the name given to [`TlsSession::client`]).
 pub fn client_config(roots: RootCertStore, options: &TlsOptions) -> Result<Arc<ClientConfig>, rustls::Error> {
-    let mut config = ClientConfig::builder_with_provider(options.provider())
+    client_config_with_provider(roots, options, options.provider())
+}
+
+/// [`client_config`] over the caller's rustls `provider` instead of ring's (`options.cipher_suites` is then
+/// ignored: the provider's suites are offered), for a simulator or test that replaces the packet protection.
+pub fn client_config_with_provider(
+    roots: RootCertStore,
+    options: &TlsOptions,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<ClientConfig>, rustls::Error> {
+    let mut config = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_root_certificates(roots)
         .with_no_client_auth();
@@ -150,7 +160,17 @@ pub fn server_config(
     key: PrivateKeyDer<'static>,
     options: &TlsOptions,
 ) -> Result<Arc<ServerConfig>, rustls::Error> {
-    let mut config = ServerConfig::builder_with_provider(options.provider())
+    server_config_with_provider(cert_chain, key, options, options.provider())
+}
+
+/// [`server_config`] over the caller's rustls `provider` (see [`client_config_with_provider`]).
+pub fn server_config_with_provider(
+    cert_chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    options: &TlsOptions,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<ServerConfig>, rustls::Error> {
+    let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
         .with_single_cert(cert_chain, key)?;
