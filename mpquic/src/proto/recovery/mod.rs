@@ -118,9 +118,9 @@ pub struct RecoveryConfig {
     pub pacer_burst_interval: Duration,
     /// Cap on what `pacer_burst_interval` adds to the bucket at high rates, in packets of the maximum
     /// datagram size, from the path's first congestion event on: the bucket then holds at most
-    /// `max(pacer_max_burst_packets · max_datagram_size, cwnd / 16)` (never less than `pacer_burst_packets`). Default [`DEFAULT_MAX_BURST_PACKETS`] (32);
-    /// 0: no cap (the bucket holds `rate · pacer_burst_interval`, the behaviour before this setting
-    /// existed); otherwise 1 to [`MAX_MAX_BURST_PACKETS`], checked when a connection is created. See
+    /// `max(pacer_max_burst_packets · max_datagram_size, cwnd / 16)` (never less than `pacer_burst_packets`).
+    /// Default [`DEFAULT_MAX_BURST_PACKETS`]: 0, no cap (the bucket holds `rate · pacer_burst_interval`);
+    /// otherwise 1 to [`MAX_MAX_BURST_PACKETS`], checked when a connection is created. See
     /// `docs/pacing.md` for why and what it costs.
     pub pacer_max_burst_packets: u32,
     /// Packet reordering threshold (RFC 9002 `kPacketThreshold`; values below 3 are raised to 3).
