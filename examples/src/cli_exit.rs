@@ -41,3 +41,24 @@ pub fn init_tracing() {
         .with_writer(std::io::stderr)
         .try_init();
 }
+
+/// The whole `main` of a tool whose work is one async function: parses the command line (usage errors as in
+/// [`parse_or_usage_error`]), sets up logging, and runs `main_with` on a multi-threaded tokio runtime.
+pub fn run_tool<T, F>(program: &str, main_with: impl FnOnce(T) -> F) -> ExitCode
+where
+    T: Parser,
+    F: std::future::Future<Output = ExitCode>,
+{
+    let cli: T = match parse_or_usage_error(program) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    init_tracing();
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(main_with(cli)),
+        Err(e) => {
+            eprintln!("{program}: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

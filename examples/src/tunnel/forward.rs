@@ -88,6 +88,20 @@ impl Link {
         limit
     }
 
+    /// The next packet from the TUN device that fits the tunnel's MTU; larger ones are answered (or dropped)
+    /// as [`Link::too_big`] says and skipped.
+    async fn next_packet<'b>(&self, buf: &'b mut [u8]) -> Result<&'b [u8], TunnelError> {
+        loop {
+            let n = self.read_tun(buf).await?;
+            let limit = self.mtu.load(Ordering::Relaxed);
+            if n > limit {
+                self.too_big(buf.get(..n).unwrap_or_default(), limit).await;
+                continue;
+            }
+            return Ok(buf.get(..n).unwrap_or_default());
+        }
+    }
+
     async fn read_tun(&self, buf: &mut [u8]) -> Result<usize, TunnelError> {
         let n = self.tun.recv(buf).await.map_err(|source| TunnelError::Io {
             what: format!("cannot read from {}", self.tun_name),
@@ -114,17 +128,11 @@ pub async fn tun_to_datagrams(link: Link) -> Result<(), TunnelError> {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut seq = 0u64;
     loop {
-        let n = link.read_tun(&mut buf).await?;
-        let packet = buf.get(..n).unwrap_or_default();
-        let limit = link.mtu.load(Ordering::Relaxed);
-        if n > limit {
-            link.too_big(packet, limit).await;
-            continue;
-        }
+        let packet = link.next_packet(&mut buf).await?;
         match link.conn.send_datagram(framing::encode_datagram(seq, packet)) {
             Ok(()) => {
                 seq += 1;
-                link.counters.sent.add(n);
+                link.counters.sent.add(packet.len());
             }
             Err(SendDatagramError::TooLarge) => {
                 let limit = link.refresh_mtu();
@@ -204,19 +212,13 @@ pub async fn tun_to_stream(link: Link, mut send: SendStream) -> Result<(), Tunne
     let mut buf = vec![0u8; READ_BUFFER];
     let mut record = Vec::with_capacity(READ_BUFFER + 2);
     loop {
-        let n = link.read_tun(&mut buf).await?;
-        let packet = buf.get(..n).unwrap_or_default();
-        let limit = link.mtu.load(Ordering::Relaxed);
-        if n > limit {
-            link.too_big(packet, limit).await;
-            continue;
-        }
+        let packet = link.next_packet(&mut buf).await?;
         record.clear();
         framing::encode_record(packet, &mut record);
         if send.write_all(&record).await.is_err() {
             return Ok(());
         }
-        link.counters.sent.add(n);
+        link.counters.sent.add(packet.len());
     }
 }
 
