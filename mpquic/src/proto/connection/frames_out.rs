@@ -60,7 +60,7 @@ impl Connection {
                 FrameRecord::Control(c) => self.streams.on_control_frame_acked(&c),
                 FrameRecord::Ack { level, path, largest } => match level {
                     Level::Initial | Level::Handshake => {
-                        if let Some(space) = self.spaces.get_mut(level_index(level)) {
+                        if let Some(space) = self.spaces.get_mut(level) {
                             space.ack.on_ack_frame_acked(largest);
                         }
                     }

@@ -98,7 +98,7 @@ impl Connection {
                     } else {
                         Level::Handshake
                     };
-                    let space = self.spaces.get(level_index(level))?;
+                    let space = self.spaces.get(level)?;
                     let keys = space.keys.as_ref()?;
                     keys.remote.header.remove(&mut packet, pn_offset).ok()?;
                     let header = pd.finish(&packet).ok()?;

@@ -72,7 +72,7 @@ pub(crate) use retry::Tokens;
 use crate::cc::{CongestionController, PathId};
 use crate::proto::ack_tracker::{EcnCodepoint, SpaceKind};
 use crate::proto::coding::VarInt;
-use crate::proto::crypto::{Keys, OneRttKeys, TlsSession};
+use crate::proto::crypto::{Keys, Level, OneRttKeys, TlsSession};
 use crate::proto::error::TransportError;
 use crate::proto::packet::ConnectionId;
 use crate::proto::streams::{ReadError, StreamId, Streams, WriteError};
@@ -84,7 +84,7 @@ use close::State;
 /// Our active_connection_id_limit: how many of the peer's connection IDs we store per path.
 const LOCAL_CID_LIMIT: u64 = 4;
 use paths::Path;
-use spaces::{CryptoStream, Space};
+use spaces::{CryptoStream, LongHeaderSpaces, Space};
 
 /// Statistics of one path ([`Connection::path_stats`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -207,7 +207,7 @@ pub struct Connection {
     state: State,
     tls: TlsSession,
     /// Initial and Handshake spaces.
-    spaces: [Space; 2],
+    spaces: LongHeaderSpaces,
     /// CRYPTO streams of Initial, Handshake and 1-RTT.
     crypto: [CryptoStream; 3],
     one_rtt: Option<Box<OneRttKeys>>,
@@ -491,7 +491,7 @@ impl Connection {
             rng,
             state: State::Handshake,
             tls,
-            spaces: [initial, handshake],
+            spaces: LongHeaderSpaces { initial, handshake },
             crypto: Default::default(),
             one_rtt: None,
             paths,
@@ -837,7 +837,7 @@ impl Connection {
             }
             match change {
                 Some(crate::proto::crypto::KeyChange::Handshake(keys)) => {
-                    if let Some(s) = self.spaces.get_mut(1) {
+                    if let Some(s) = self.spaces.get_mut(Level::Handshake) {
                         s.keys = Some(keys);
                     }
                 }

@@ -216,10 +216,7 @@ impl Connection {
         header.check_reserved_bits()?;
         let duplicate = match level {
             Level::ZeroRtt | Level::OneRtt => self.paths.get(&path_id).is_none_or(|p| p.ack.is_duplicate(pn)),
-            _ => self
-                .spaces
-                .get(level_index(level))
-                .is_none_or(|s| s.ack.is_duplicate(pn)),
+            _ => self.spaces.get(level).is_none_or(|s| s.ack.is_duplicate(pn)),
         };
         if duplicate {
             self.stats.packets_dropped += 1;
@@ -303,7 +300,7 @@ impl Connection {
                 }
             }
             _ => {
-                if let Some(s) = self.spaces.get_mut(level_index(level)) {
+                if let Some(s) = self.spaces.get_mut(level) {
                     s.ack.on_packet_received(now, pn, ack_eliciting, ecn);
                 }
             }
@@ -347,7 +344,7 @@ impl Connection {
             }
             Level::ZeroRtt => self.unprotect_zero_rtt(pd, packet),
             Level::Initial | Level::Handshake => {
-                let space = self.spaces.get(level_index(level))?;
+                let space = self.spaces.get(level)?;
                 let keys = space.keys.as_ref()?;
                 keys.remote.header.remove(packet, pn_offset).ok()?;
                 let header = pd.finish(packet).ok()?;
@@ -584,7 +581,7 @@ impl Connection {
         self.queue_new_token();
         self.discard_initial(now);
         // RFC 9001 §4.9.2: "An endpoint MUST discard its Handshake keys when the TLS handshake is confirmed".
-        if let Some(s) = self.spaces.get_mut(1) {
+        if let Some(s) = self.spaces.get_mut(Level::Handshake) {
             s.keys = None;
             s.discarded = true;
         }
@@ -606,7 +603,7 @@ impl Connection {
 
     /// Discards the Initial keys and space (RFC 9001 §4.9.1).
     pub(super) fn discard_initial(&mut self, now: Instant) {
-        let Some(s) = self.spaces.get_mut(0) else {
+        let Some(s) = self.spaces.get_mut(Level::Initial) else {
             return;
         };
         if s.discarded {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use crate::cc::PathId;
-use crate::proto::crypto::Keys;
+use crate::proto::crypto::{Keys, Level};
 use crate::proto::frame::Frame;
 use crate::proto::packet::{ConnectionId, RetryPacket};
 use crate::proto::token::{LruTokenStore, TokenStore};
@@ -96,7 +96,7 @@ impl Connection {
             p.remote_cid = retry.scid;
         }
         self.remote_cids.set_initial(retry.scid);
-        if let Some(space) = self.spaces.get_mut(0) {
+        if let Some(space) = self.spaces.get_mut(Level::Initial) {
             space.keys = Some(keys);
         }
         // RFC 9000 §17.2.5.2: the client "responds to a Retry packet with an Initial packet that includes the

@@ -238,7 +238,7 @@ impl Connection {
 
     /// Whether a long-header space has something to send now.
     fn long_has_work(&self, now: Instant, level: Level) -> bool {
-        let Some(space) = self.spaces.get(level_index(level)) else {
+        let Some(space) = self.spaces.get(level) else {
             return false;
         };
         if space.keys.is_none() || space.discarded {
@@ -255,7 +255,10 @@ impl Connection {
             .is_some_and(|p| p.recovery.pending_probes(space_of(level)) > 0);
         // RFC 9002 §6.2.2.1: the client's anti-deadlock probe is a Handshake packet if it has Handshake keys,
         // otherwise a padded Initial.
-        let has_hs = self.spaces.get(1).is_some_and(|s| s.keys.is_some());
+        let has_hs = self
+            .spaces
+            .get(Level::Handshake)
+            .is_some_and(|s| s.keys.is_some());
         let anti = self.anti_deadlock_probe
             && match level {
                 Level::Handshake => true,
@@ -497,7 +500,7 @@ impl Connection {
         let exponent = crate::proto::transport_params::DEFAULT_ACK_DELAY_EXPONENT as u8;
         if level != Level::OneRtt {
             let room = end.saturating_sub(buf.len());
-            let Some(tracker) = self.spaces.get_mut(level_index(level)).map(|s| &mut s.ack) else {
+            let Some(tracker) = self.spaces.get_mut(level).map(|s| &mut s.ack) else {
                 return;
             };
             if tracker.has_new_packets() {
@@ -669,7 +672,7 @@ impl Connection {
                     .and_then(|()| keys.header.apply(packet, pe.pn_offset()))
             }
             _ => {
-                let keys = self.spaces.get(level_index(level))?.keys.as_ref()?;
+                let keys = self.spaces.get(level)?.keys.as_ref()?;
                 keys.local
                     .packet
                     .seal(PathId(0), pn, packet, header_len)
@@ -824,7 +827,7 @@ impl Connection {
         };
         let mut levels = Vec::new();
         for l in [Level::Initial, Level::Handshake] {
-            if self.spaces.get(level_index(l)).is_some_and(|s| s.keys.is_some()) {
+            if self.spaces.get(l).is_some_and(|s| s.keys.is_some()) {
                 levels.push(l);
             }
         }

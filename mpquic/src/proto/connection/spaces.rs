@@ -20,6 +20,39 @@ pub(super) struct Space {
     pub(super) discarded: bool,
 }
 
+/// The two long-header packet-number spaces, named (RFC 9000 §12.3: Initial and Handshake; the application
+/// data space is per path, in each path's state, under draft-ietf-quic-multipath-21).
+#[derive(Debug)]
+pub(super) struct LongHeaderSpaces {
+    pub(super) initial: Space,
+    pub(super) handshake: Space,
+}
+
+impl LongHeaderSpaces {
+    /// The space of `level`: `None` for 0-RTT and 1-RTT, which have none here.
+    pub(super) fn get(&self, level: Level) -> Option<&Space> {
+        match level {
+            Level::Initial => Some(&self.initial),
+            Level::Handshake => Some(&self.handshake),
+            Level::ZeroRtt | Level::OneRtt => None,
+        }
+    }
+
+    /// The space of `level`, mutably: `None` for 0-RTT and 1-RTT.
+    pub(super) fn get_mut(&mut self, level: Level) -> Option<&mut Space> {
+        match level {
+            Level::Initial => Some(&mut self.initial),
+            Level::Handshake => Some(&mut self.handshake),
+            Level::ZeroRtt | Level::OneRtt => None,
+        }
+    }
+
+    /// Both spaces, Initial first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Space> {
+        [&self.initial, &self.handshake].into_iter()
+    }
+}
+
 impl Space {
     pub(super) fn new(kind: SpaceKind, ack: AckConfig) -> Self {
         Space {

@@ -26,7 +26,7 @@ impl Connection {
         consider(self.idle_deadline());
         consider(self.key_discard_deadline);
         consider(self.one_rtt.as_ref().and_then(|k| k.next_keys_deadline()));
-        for s in &self.spaces {
+        for s in self.spaces.iter() {
             if s.keys.is_some() {
                 consider(s.ack.ack_deadline());
             }
