@@ -148,15 +148,14 @@ impl Connection {
         Some(Challenge::new(now, data, pto, timeout, cap))
     }
 
-    /// A PATH_CHALLENGE arrived on `path` in the datagram being processed.
-    pub(super) fn on_path_challenge(&mut self, path: PathId, data: [u8; 8]) {
-        let from = self.rx_from;
-        if let Some(p) = self.paths.get_mut(&path) {
+    /// A PATH_CHALLENGE arrived on the path of the datagram `rx`.
+    pub(super) fn on_path_challenge(&mut self, rx: &super::recv::RxDatagram, data: [u8; 8]) {
+        if let Some(p) = self.paths.get_mut(&rx.path) {
             // RFC 9000 §8.2.2: "On receiving a PATH_CHALLENGE frame, an endpoint MUST respond by echoing the data
             // contained in the PATH_CHALLENGE frame in a PATH_RESPONSE frame." One slot per path: a newer
             // challenge replaces an unanswered older one.
             p.path_response = Some(data);
-            p.response_to = from.map(|(addr, local, len)| (addr, local, len.saturating_mul(3)));
+            p.response_to = Some((rx.remote, rx.local, rx.len.saturating_mul(3)));
         }
     }
 

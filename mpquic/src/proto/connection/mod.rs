@@ -273,11 +273,6 @@ pub struct Connection {
     raw_zero_rtt_frames: Vec<Vec<u8>>,
     /// 0-RTT keys, remembered transport parameters and the server's answer (`early_data`).
     early: early_data::EarlyData,
-    /// Source address, local address and size of the datagram being processed.
-    rx_from: Option<(SocketAddr, Option<SocketAddr>, u64)>,
-    /// The datagram being processed came from a new peer address and carried the largest packet number so far
-    /// in a packet with a non-probing frame (RFC 9000 §9.3).
-    rx_migrate: bool,
     /// The qlog, if [`TransportConfig::qlog`] gave a writer (`qlog.rs`).
     qlog: Option<Box<qlog::Qlog>>,
     /// Opportunistic retransmission and penalisation (`reinject`).
@@ -531,8 +526,6 @@ impl Connection {
             raw_initial_frames: Vec::new(),
             raw_zero_rtt_frames: Vec::new(),
             early: early_data::EarlyData::default(),
-            rx_from: None,
-            rx_migrate: false,
             qlog,
             reinject: reinject::ReinjectState::default(),
             tokens: new.tokens,

@@ -19,6 +19,25 @@ use super::close::State;
 use super::spaces::level_index;
 use super::{Connection, ConnectionError, EndpointEvent, Event};
 
+/// The datagram being processed, passed down to its packets and frames: where it came from, its size and
+/// ECN mark, and what its packets decided about it.
+#[derive(Debug)]
+pub(super) struct RxDatagram {
+    /// The path its Destination Connection ID names.
+    pub(super) path: PathId,
+    /// The peer address it came from.
+    pub(super) remote: SocketAddr,
+    /// Our address it arrived on, if known.
+    pub(super) local: Option<SocketAddr>,
+    /// Its size in bytes.
+    pub(super) len: u64,
+    /// Its ECN codepoint.
+    pub(super) ecn: Option<EcnCodepoint>,
+    /// A packet in it carried a non-probing frame and the largest packet number so far (RFC 9000 §9.3): if it
+    /// came from a new peer address, the path moves there.
+    pub(super) migrate: bool,
+}
+
 impl Connection {
     /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The datagram is
     /// copied once into a [`BytesMut`] and handed to [`Connection::handle_datagram_buf`]; callers that own
@@ -74,8 +93,14 @@ impl Connection {
                 p.local = local;
             }
         }
-        self.rx_from = Some((remote, local, len));
-        self.rx_migrate = false;
+        let mut rx = RxDatagram {
+            path: path_id,
+            remote,
+            local,
+            len,
+            ecn,
+            migrate: false,
+        };
         // RFC 9000 §10.3.1: "An endpoint detects a potential Stateless Reset using the trailing 16 bytes of the
         // UDP datagram." Kept aside before in-place decryption touches the datagram.
         let tail: Option<[u8; 16]> = (data.len() >= crate::proto::packet::MIN_STATELESS_RESET_SIZE)
@@ -111,7 +136,7 @@ impl Connection {
             } else {
                 data.split_to(pd.len())
             };
-            if let Err(err) = self.handle_packet(now, path_id, ecn, pd, packet) {
+            if let Err(err) = self.handle_packet(now, &mut rx, pd, packet) {
                 self.close_with_error(now, err);
                 return;
             }
@@ -122,11 +147,9 @@ impl Connection {
         if self.stats.packets_received == received_before {
             self.check_stateless_reset(now, tail);
         }
-        if !on_path && self.rx_migrate {
+        if !on_path && rx.migrate {
             self.on_peer_address_change(now, path_id, remote, local, len);
         }
-        self.rx_from = None;
-        self.rx_migrate = false;
     }
 
     /// A Version Negotiation packet (client only). RFC 9000 §6.2: "A client that supports only this version of
@@ -179,11 +202,11 @@ impl Connection {
     fn handle_packet(
         &mut self,
         now: Instant,
-        path_id: PathId,
-        ecn: Option<EcnCodepoint>,
+        rx: &mut RxDatagram,
         pd: PartialDecode,
         mut packet: BytesMut,
     ) -> Result<(), TransportError> {
+        let (path_id, ecn) = (rx.path, rx.ecn);
         if matches!(self.state, State::Closing { .. }) {
             self.on_packet_while_closing();
             return Ok(());
@@ -279,7 +302,7 @@ impl Connection {
             }
             ack_eliciting |= frame.is_ack_eliciting();
             non_probing |= !frame.is_probing();
-            self.handle_frame(now, level, path_id, scid.as_ref(), &dcid, frame, &payload)?;
+            self.handle_frame(now, level, rx, scid.as_ref(), &dcid, frame, &payload)?;
             if self.state.is_closed() {
                 return Ok(());
             }
@@ -288,7 +311,7 @@ impl Connection {
         // address" — for "a packet with a non-probing frame" that "is the largest packet number received".
         // Probing packets from a new address do not move the path.
         if largest && non_probing && self.side == crate::proto::transport_params::Side::Server {
-            self.rx_migrate = true;
+            rx.migrate = true;
         }
         let ecn = ecn.unwrap_or_default();
         match level {
@@ -364,12 +387,13 @@ impl Connection {
         &mut self,
         now: Instant,
         level: Level,
-        path_id: PathId,
+        rx: &RxDatagram,
         scid: Option<&crate::proto::packet::ConnectionId>,
         dcid: &crate::proto::packet::ConnectionId,
         frame: Frame<'_>,
         payload: &Bytes,
     ) -> Result<(), TransportError> {
+        let path_id = rx.path;
         let ty = frame.ty().0;
         match frame {
             Frame::Padding(_) | Frame::Ping => {}
@@ -423,7 +447,7 @@ impl Connection {
             Frame::StreamsBlocked { dir, limit } => self.streams.on_streams_blocked(dir, limit),
             Frame::NewConnectionId(f) => self.on_new_cid_frame(&f)?,
             Frame::RetireConnectionId(f) => self.on_retire_cid_frame(&f, dcid)?,
-            Frame::PathChallenge(data) => self.on_path_challenge(path_id, data),
+            Frame::PathChallenge(data) => self.on_path_challenge(rx, data),
             Frame::PathResponse(data) => self.on_path_response(now, data),
             Frame::ConnectionClose(c) => {
                 let reason = ConnectionError::ConnectionClosed {
