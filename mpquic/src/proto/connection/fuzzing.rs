@@ -12,7 +12,6 @@ use crate::proto::recovery::SpaceId;
 
 use super::Connection;
 use super::send::TAG_LEN;
-use super::spaces::level_index;
 
 impl Connection {
     /// Appends to `buf` a 1-RTT packet on `path` whose plaintext payload is `payload` (any bytes: frames or
