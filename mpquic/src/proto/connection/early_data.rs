@@ -204,7 +204,7 @@ impl Connection {
     /// Test hook: sends these raw frame bytes in the next 0-RTT packet, to break RFC 9000 §12.4 on purpose.
     #[cfg(test)]
     pub(crate) fn inject_zero_rtt_frame_for_test(&mut self, frame: Vec<u8>) {
-        self.raw_zero_rtt_frames.push(frame);
+        self.injected.zero_rtt.push(frame);
     }
 
     // ----- client -----
@@ -330,7 +330,7 @@ impl Connection {
         let wants = self.streams.has_stream_data()
             || self.streams.has_control_frames()
             || !self.datagrams_out.is_empty()
-            || !self.raw_zero_rtt_frames.is_empty();
+            || self.injected.has_zero_rtt();
         wants
             && self
                 .paths
@@ -369,7 +369,7 @@ impl Connection {
             f.encode(buf);
             records.push(super::frames_out::FrameRecord::Control(f));
         }
-        for f in std::mem::take(&mut self.raw_zero_rtt_frames) {
+        for f in self.injected.take_zero_rtt() {
             buf.extend_from_slice(&f);
         }
         self.write_data_frames(buf, end, &mut records);

@@ -27,6 +27,7 @@ mod events;
 mod frames_out;
 #[cfg(feature = "fuzzing")]
 mod fuzzing;
+mod injected;
 mod migration;
 mod mtu;
 mod multipath;
@@ -263,14 +264,10 @@ pub struct Connection {
     duplicates: VecDeque<(PathId, frames_out::Records)>,
     /// PATH_ABANDON frames to send: (path, error code).
     pending_abandon: Vec<(PathId, VarInt)>,
-    /// Raw frames injected by tests to break the protocol on purpose (always empty otherwise).
-    raw_frames: Vec<Vec<u8>>,
+    /// Raw frames injected by unit tests to break the protocol on purpose (nothing outside `cfg(test)`).
+    injected: injected::InjectedFrames,
     /// Retry and address-validation tokens.
     tokens: Tokens,
-    /// Raw frames injected by tests into the next Initial packet (always empty otherwise).
-    raw_initial_frames: Vec<Vec<u8>>,
-    /// Raw frames injected by tests into the next 0-RTT packet (always empty otherwise).
-    raw_zero_rtt_frames: Vec<Vec<u8>>,
     /// 0-RTT keys, remembered transport parameters and the server's answer (`early_data`).
     early: early_data::EarlyData,
     /// The qlog, if [`TransportConfig::qlog`] gave a writer (`qlog.rs`).
@@ -518,13 +515,11 @@ impl Connection {
             anti_deadlock_probe: false,
             stats: ConnectionStats::default(),
             last_now: new.now,
-            raw_frames: Vec::new(),
+            injected: injected::InjectedFrames::default(),
             pending_abandon: Vec::new(),
             duplicate_on: Vec::new(),
             sched_state: scheduling::SchedState::default(),
             duplicates: VecDeque::new(),
-            raw_initial_frames: Vec::new(),
-            raw_zero_rtt_frames: Vec::new(),
             early: early_data::EarlyData::default(),
             qlog,
             reinject: reinject::ReinjectState::default(),
@@ -743,19 +738,19 @@ impl Connection {
             data,
         })
         .encode(&mut v);
-        self.raw_frames.push(v);
+        self.injected.one_rtt.push(v);
     }
 
     /// Test hook: sends these raw frame bytes in the next 1-RTT packet, to break RFC 9000 on purpose.
     #[cfg(test)]
     pub(crate) fn inject_raw_frame_for_test(&mut self, frame: Vec<u8>) {
-        self.raw_frames.push(frame);
+        self.injected.one_rtt.push(frame);
     }
 
     /// Test hook: sends these raw frame bytes in the next Initial packet.
     #[cfg(test)]
     pub(crate) fn inject_initial_frame_for_test(&mut self, frame: Vec<u8>) {
-        self.raw_initial_frames.push(frame);
+        self.injected.initial.push(frame);
     }
 
     /// The largest DATAGRAM frame (type, length and payload) that [`Connection::send_datagram`] accepts, given

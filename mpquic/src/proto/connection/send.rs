@@ -265,7 +265,7 @@ impl Connection {
                 Level::Initial => !has_hs,
                 Level::ZeroRtt | Level::OneRtt => false,
             };
-        let raw = level == Level::Initial && !self.raw_initial_frames.is_empty();
+        let raw = level == Level::Initial && self.injected.has_initial();
         crypto || ack || probe || anti || raw
     }
 
@@ -318,7 +318,7 @@ impl Connection {
     fn has_connection_frames(&self) -> bool {
         self.handshake_done_pending
             || self.has_multipath_frames()
-            || !self.raw_frames.is_empty()
+            || self.injected.has_one_rtt()
             || self.streams.has_control_frames()
             || self.has_cid_frames()
             || self.has_new_token()
@@ -391,7 +391,7 @@ impl Connection {
             }
         }
         if level == Level::Initial {
-            for f in std::mem::take(&mut self.raw_initial_frames) {
+            for f in self.injected.take_initial() {
                 buf.extend_from_slice(&f);
                 ack_eliciting = true;
             }
@@ -607,7 +607,7 @@ impl Connection {
             return;
         }
         self.write_multipath_frames(buf, end, records, ack_eliciting);
-        while let Some(f) = self.raw_frames.pop() {
+        for f in self.injected.take_one_rtt() {
             buf.extend_from_slice(&f);
             *ack_eliciting = true;
         }

@@ -202,7 +202,7 @@ fn probing_packet_from_new_address_does_not_move_the_path() {
     // A PATH_CHALLENGE-only packet from a new address: answered there, path unchanged.
     let mut raw = Vec::new();
     Frame::PathChallenge([7; 8]).encode(&mut raw);
-    p.client.conn().raw_frames.push(raw);
+    p.client.conn().injected.one_rtt.push(raw);
     p.client_nat = Some(addr(NAT));
     p.run_for(Duration::from_millis(15));
     assert_eq!(server_path(&mut p).0, addr(super::harness::CLIENT));
@@ -252,7 +252,7 @@ fn path_response_with_other_data_does_not_validate() {
         .pending = false;
     let mut raw = Vec::new();
     Frame::PathResponse([9; 8]).encode(&mut raw);
-    p.client.conn().raw_frames.push(raw);
+    p.client.conn().injected.one_rtt.push(raw);
     p.run_for(Duration::from_millis(50));
     assert_eq!(p.server.conn().paths[&PathId(0)].validations, 0);
     assert!(p.server.conn().path_validation_pending(PathId(0)));

@@ -67,7 +67,7 @@ fn a_peer_that_moves_to_another_ip_is_searched_again_from_1200() {
     p.client_nat = Some(super::harness::addr("192.0.2.7:40000"));
     let mut raw = Vec::new();
     crate::proto::frame::Frame::Ping.encode(&mut raw);
-    p.client.conn().raw_frames.push(raw);
+    p.client.conn().injected.one_rtt.push(raw);
     let mut seen = Vec::new();
     p.drive_until(Duration::from_secs(2), |p| {
         let m = p.server.conn().path_stats(PathId(0)).unwrap().mtu;
