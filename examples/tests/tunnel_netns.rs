@@ -616,8 +616,16 @@ impl Pattern {
 /// One TCP end, run by the tests above inside a namespace (environment: MPQ_TUNNEL_PEER = send | recv,
 /// MPQ_TUNNEL_ADDR, MPQ_TUNNEL_BYTES and MPQ_TUNNEL_CC for the sender). Prints `READY` / `CONNECTED` and one
 /// `RESULT bytes=… sha256=… secs=… cc=…` line.
+//
+// Ignored because it is not a test on its own: it is one end of a TCP transfer that the namespace tests
+// start inside a namespace (`ip netns exec NS <this test binary> --ignored --exact tcp_peer`); without
+// MPQ_TUNNEL_PEER it returns at once. By hand, on loopback (README, section "mpquic-tunnel"):
+//   MPQ_TUNNEL_PEER=recv MPQ_TUNNEL_ADDR=127.0.0.1:5201 \
+//     cargo test -p mpquic-tools --test tunnel_netns -- --ignored --exact tcp_peer --nocapture &
+//   MPQ_TUNNEL_PEER=send MPQ_TUNNEL_ADDR=127.0.0.1:5201 MPQ_TUNNEL_BYTES=10000000 MPQ_TUNNEL_CC=cubic \
+//     cargo test -p mpquic-tools --test tunnel_netns -- --ignored --exact tcp_peer --nocapture
 #[test]
-#[ignore = "a TCP end that the namespace tests run inside a namespace"]
+#[ignore = "a TCP end that the namespace tests run inside a namespace (see the comment above for the command)"]
 fn tcp_peer() {
     let Ok(role) = std::env::var("MPQ_TUNNEL_PEER") else {
         println!("tcp_peer runs only when MPQ_TUNNEL_PEER is set");

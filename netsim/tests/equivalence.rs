@@ -273,12 +273,17 @@ fn shipped_scenarios_first_runs_null_cipher() {
     check("first", &first_runs(cases()), Crypto::Null);
 }
 
+// Ignored in `cargo test`: about 1,150 runs take 7.5 CPU minutes in a release build (far longer in the test
+// build), more than CI's budget; the default tests above cover the first run of every case. Run it with
+// `cargo test --release -p mpquic-netsim --test equivalence -- --ignored` (docs/simulator-speed.md).
 #[test]
 #[ignore = "about 1,150 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run() {
     check("every", &cases(), Crypto::Aes128gcm);
 }
 
+// Ignored for the same reason as `shipped_scenarios_every_run`, and run by the same command
+// (`cargo test --release -p mpquic-netsim --test equivalence -- --ignored`, docs/simulator-speed.md).
 #[test]
 #[ignore = "about 1,150 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run_null_cipher() {
