@@ -80,15 +80,27 @@ impl Connection {
             .push_back(Event::ConnectionLost(ConnectionError::TransportError(err)));
     }
 
-    /// Three times the largest current PTO across paths: the closing and draining period.
-    pub(super) fn three_pto(&self) -> std::time::Duration {
-        let pto = self
-            .paths
+    /// The largest current PTO across paths.
+    pub(super) fn largest_pto(&self) -> std::time::Duration {
+        self.paths
             .values()
             .map(|p| p.recovery.pto(SpaceId::Data))
             .max()
-            .unwrap_or_default();
-        pto.saturating_mul(3)
+            .unwrap_or_default()
+    }
+
+    /// Three times the largest current PTO across paths: the closing and draining period.
+    pub(super) fn three_pto(&self) -> std::time::Duration {
+        self.largest_pto().saturating_mul(3)
+    }
+
+    /// The 1-RTT keys just became current (handshake confirmed, or a key update): the next generation may be
+    /// derived up to one PTO later (RFC 9001 §6.3; `OneRttKeys` docs).
+    pub(super) fn defer_next_keys(&mut self, now: Instant) {
+        let at = now + self.largest_pto();
+        if let Some(k) = self.one_rtt.as_mut() {
+            k.defer_next_keys_until(at);
+        }
     }
 
     fn enter_closing(&mut self, now: Instant, frame: CloseFrame) {

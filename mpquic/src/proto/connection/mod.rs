@@ -795,12 +795,8 @@ impl Connection {
 
     /// Forces a key update now (for tests and applications that rotate keys on their own schedule).
     pub fn force_key_update(&mut self) -> bool {
-        let at = self.last_now + self.three_pto() / 3;
-        let ok = self.one_rtt.as_mut().is_some_and(|k| {
-            let ok = k.initiate_update().is_ok();
-            k.defer_next_keys_until(at);
-            ok
-        });
+        let ok = self.one_rtt.as_mut().is_some_and(|k| k.initiate_update().is_ok());
+        self.defer_next_keys(self.last_now);
         if ok {
             self.stats.key_updates += 1;
         }

@@ -352,12 +352,8 @@ impl Connection {
                     .open(path_id, pn, header.key_phase, packet, header.header_len)
                     .ok()?;
                 if let Some(ev) = opened.event {
-                    let three_pto = self.three_pto();
-                    self.key_discard_deadline = Some(now + three_pto);
-                    // The generation after the new one may wait one PTO (RFC 9001 §6.3; OneRttKeys docs).
-                    if let Some(k) = self.one_rtt.as_mut() {
-                        k.defer_next_keys_until(now + three_pto / 3);
-                    }
+                    self.key_discard_deadline = Some(now + self.three_pto());
+                    self.defer_next_keys(now);
                     if ev == KeyUpdateEvent::PeerInitiated {
                         self.stats.key_updates += 1;
                         self.events.push_back(Event::KeyUpdated);
@@ -615,12 +611,10 @@ impl Connection {
             p.recovery.on_handshake_confirmed(now);
         }
         drop(dropped);
-        let pto = self.three_pto() / 3;
         if let Some(k) = self.one_rtt.as_mut() {
             k.set_handshake_confirmed();
-            // The next generation's keys may wait one PTO (RFC 9001 §6.3; OneRttKeys docs).
-            k.defer_next_keys_until(now + pto);
         }
+        self.defer_next_keys(now);
         self.events.push_back(Event::HandshakeConfirmed);
         self.probe_preferred_address(now);
     }

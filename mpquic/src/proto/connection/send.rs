@@ -722,11 +722,8 @@ impl Connection {
         if due && keys.initiate_update().is_ok() {
             self.stats.key_updates += 1;
             self.events.push_back(Event::KeyUpdated);
-            let three_pto = self.three_pto();
-            self.key_discard_deadline = Some(now + three_pto);
-            if let Some(k) = self.one_rtt.as_mut() {
-                k.defer_next_keys_until(now + three_pto / 3);
-            }
+            self.key_discard_deadline = Some(now + self.three_pto());
+            self.defer_next_keys(now);
         }
     }
 
