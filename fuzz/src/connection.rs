@@ -42,26 +42,26 @@ pub const OP_TIME: u8 = 3;
 
 /// An established pair, with the settings applied. `None` if the handshake or the second path fails.
 pub fn established(settings: u8) -> Option<Pair> {
-    let mut p = Pair::new(1)?;
-    assert!(p.handshake(), "the handshake completes");
+    let mut p = crate::pair::new_pair(1)?;
+    assert!(p.try_handshake(), "the handshake completes");
     if settings & SECOND_PATH != 0 {
         let now = p.now;
-        let c = p.client.conn()?;
+        let c = p.client.first_conn()?;
         c.open_path(now, Some(CLIENT2), SERVER, PathStatus::Available)
             .ok()?;
-        let ok = p.drive_until(Duration::from_secs(2), 200, |p| {
+        let ok = p.drive_until_steps(Duration::from_secs(2), 200, |p| {
             p.client
                 .events
                 .iter()
-                .any(|e| matches!(e, Event::PathValidated { path } if *path == PathId(1)))
+                .any(|(_, e)| matches!(e, Event::PathValidated { path } if *path == PathId(1)))
         });
         assert!(ok, "the second path validates");
     }
     if settings & OPEN_STREAM != 0 {
-        let c = p.client.conn()?;
+        let c = p.client.first_conn()?;
         let id = c.open_bi()?;
         let _ = c.write(id, Bytes::from_static(&[0x5a; 3000]));
-        p.run_for(Duration::from_millis(30), 200);
+        p.run_for_steps(Duration::from_millis(30), 200);
     }
     Some(p)
 }
@@ -84,19 +84,21 @@ pub fn run(data: &[u8]) {
             OP_SEALED | 1 => {
                 let path = PathId(u32::from((control >> 2) & 1));
                 let from = if path == PathId(0) { CLIENT } else { CLIENT2 };
-                let Some(client) = p.client.conn() else { return };
+                let Some(client) = p.client.first_conn() else {
+                    return;
+                };
                 let mut buf = Vec::new();
                 if client.seal_one_rtt_for_fuzzing(path, bytes, &mut buf).is_some() {
-                    let _ = p.server.receive(now, SERVER, from, None, &mut buf);
+                    let _ = p.server.receive(now, SERVER, from, None, &mut buf, false);
                 }
             }
             OP_RAW => {
                 let mut buf = bytes.to_vec();
-                let _ = p.server.receive(now, SERVER, CLIENT, None, &mut buf);
+                let _ = p.server.receive(now, SERVER, CLIENT, None, &mut buf, false);
             }
-            _ => p.run_for(Duration::from_millis(u64::from(control >> 2) * 4), 64),
+            _ => p.run_for_steps(Duration::from_millis(u64::from(control >> 2) * 4), 64),
         }
-        p.flush(1024);
+        p.flush();
     }
-    p.run_for(Duration::from_millis(100), 64);
+    p.run_for_steps(Duration::from_millis(100), 64);
 }

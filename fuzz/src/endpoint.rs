@@ -34,12 +34,7 @@ pub fn run(data: &[u8]) {
     let settings = input.u8();
     let Some(mut ep) = server_endpoint(7) else { return };
     ep.set_require_retry(settings & 1 != 0);
-    let mut node = Node {
-        ep,
-        conns: Default::default(),
-        events: Vec::new(),
-        addr: SERVER,
-    };
+    let mut node = Node::new(ep, SERVER);
     let mut now = crate::base_instant();
     for _ in 0..MAX_DATAGRAMS {
         if input.is_empty() {
@@ -66,7 +61,7 @@ pub fn run(data: &[u8]) {
                 v.copy_from_slice(&1u32.to_be_bytes());
             }
         }
-        let _response = node.receive(now, SERVER, from, ecn, &mut datagram);
+        let _response = node.receive(now, SERVER, from, ecn, &mut datagram, false);
         let sent = node.drive(now, 1024);
         assert!(sent.len() < 1024, "runaway sender");
     }

@@ -1,4 +1,4 @@
-//! Seed inputs for every target, made from real traffic: a client and a server ([`Pair`]) run a handshake,
+//! Seed inputs for every target, made from real traffic: a client and a server ([`Pair`](crate::pair::Pair)) run a handshake,
 //! open a second path (multipath), move stream data and DATAGRAMs both ways, change a path's status,
 //! abandon the path and close. Every datagram on the link is recorded, with the plaintext of its packets
 //! (opened by the receiver's real keys, [`Connection::open_for_fuzzing`]). From that:
@@ -28,58 +28,61 @@ use mpquic::sched::PathStatus;
 
 use crate::connection::{OP_SEALED, OP_TIME, OPEN_STREAM, SECOND_PATH};
 use crate::input::put_chunk;
-use crate::pair::{CLIENT2, Captured, Pair, SERVER};
+use crate::pair::{CLIENT2, Captured, SERVER};
 
 /// Seeds by target name.
 pub type Seeds = BTreeMap<&'static str, Vec<Vec<u8>>>;
 
 /// Runs the real exchange and returns what was on the link. `None` if the exchange could not be set up.
 pub fn capture() -> Option<Vec<Captured>> {
-    let mut p = Pair::new(3)?;
+    let mut p = crate::pair::new_pair(3)?;
     p.capture = Some(Vec::new());
-    if !p.handshake() {
+    if !p.try_handshake() {
         return None;
     }
     let now = p.now;
     p.client
-        .conn()?
+        .first_conn()?
         .open_path(now, Some(CLIENT2), SERVER, PathStatus::Available)
         .ok()?;
-    let validated = p.drive_until(Duration::from_secs(2), 300, |p| {
+    let validated = p.drive_until_steps(Duration::from_secs(2), 300, |p| {
         p.client
             .events
             .iter()
-            .any(|e| matches!(e, Event::PathValidated { .. }))
+            .any(|(_, e)| matches!(e, Event::PathValidated { .. }))
     });
     if !validated {
         return None;
     }
-    let c = p.client.conn()?;
+    let c = p.client.first_conn()?;
     let id = c.open_bi()?;
     let _ = c.write(id, Bytes::from(vec![0x61; 20_000]));
     let _ = c.finish(id);
     let _ = c.send_datagram(Bytes::from_static(b"datagram from the client"));
-    p.run_for(Duration::from_millis(60), 400);
+    p.run_for_steps(Duration::from_millis(60), 400);
     let now = p.now;
-    let s = p.server.conn()?;
+    let s = p.server.first_conn()?;
     if let Some(sid) = s.accept_bi() {
         while let Ok(Some(_)) = s.read(sid, 1 << 20, now) {}
         let _ = s.write(sid, Bytes::from(vec![0x62; 6_000]));
         let _ = s.finish(sid);
     }
     let _ = s.send_datagram(Bytes::from_static(b"datagram from the server"));
-    p.run_for(Duration::from_millis(60), 400);
-    let c = p.client.conn()?;
+    p.run_for_steps(Duration::from_millis(60), 400);
+    let c = p.client.first_conn()?;
     let _ = c.set_path_status(PathId(1), PathStatus::Backup);
-    p.run_for(Duration::from_millis(40), 200);
+    p.run_for_steps(Duration::from_millis(40), 200);
     let now = p.now;
-    let _ = p.client.conn()?.close_path(now, PathId(1), VarInt::from_u32(0));
-    p.run_for(Duration::from_millis(40), 200);
+    let _ = p
+        .client
+        .first_conn()?
+        .close_path(now, PathId(1), VarInt::from_u32(0));
+    p.run_for_steps(Duration::from_millis(40), 200);
     let now = p.now;
     p.client
-        .conn()?
+        .first_conn()?
         .close(now, VarInt::from_u32(0), Bytes::from_static(b"done"));
-    p.run_for(Duration::from_millis(40), 200);
+    p.run_for_steps(Duration::from_millis(40), 200);
     p.capture.take()
 }
 

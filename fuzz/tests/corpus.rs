@@ -94,13 +94,13 @@ fn the_connection_target_reaches_an_established_multipath_connection() {
     use mpquic_fuzz::connection::{OPEN_STREAM, SECOND_PATH, established};
     assert!(mpquic_fuzz::pair::configs().is_some());
     let mut p = established(SECOND_PATH | OPEN_STREAM).expect("established");
-    let c = p.client.conn().expect("client connection");
+    let c = p.client.first_conn().expect("client connection");
     assert!(c.paths().len() >= 2, "paths: {:?}", c.paths());
     let mut buf = Vec::new();
     // A PING sealed by the client is accepted by the server.
     let before = p
         .server
-        .conn()
+        .first_conn()
         .expect("server connection")
         .stats()
         .packets_received;
@@ -113,10 +113,11 @@ fn the_connection_target_reaches_an_established_multipath_connection() {
         mpquic_fuzz::pair::CLIENT,
         None,
         &mut buf,
+        false,
     );
     let after = p
         .server
-        .conn()
+        .first_conn()
         .expect("server connection")
         .stats()
         .packets_received;

@@ -17,6 +17,8 @@ pub mod range_set;
 pub mod recovery;
 pub mod stateless;
 pub mod streams;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod token;
 pub mod transport_params;
 
