@@ -75,6 +75,19 @@ fn bad_options_are_one_line_and_exit_2() {
             ]),
             "datagram",
         ),
+        (
+            tunnel(&[
+                "client",
+                "127.0.0.1:4433",
+                "--tun",
+                "t0",
+                "--address",
+                "10.77.0.2/30",
+                "--reconnect-max",
+                "0",
+            ]),
+            "1 to 3600",
+        ),
     ];
     for (out, needle) in cases {
         let line = usage_error(&out);

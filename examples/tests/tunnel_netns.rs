@@ -560,6 +560,67 @@ fn a_restarted_client_replaces_its_old_connection() {
 }
 
 #[test]
+fn the_client_connects_again_after_the_server_restarts() {
+    require_namespaces!();
+    let mut lab = Lab::start("reconnect", &[], &[]);
+    // Children: netem, server, client. The server stops cleanly (SIGTERM: it closes the connection), is down
+    // for 1.5 s, and a new server process with a new TUN device takes its place. The client keeps its device
+    // and connects again by itself (waits of 1 s, 2 s, …); a new TCP transfer then goes through.
+    let server = lab.children.get_mut(1).unwrap();
+    let pid = server.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    server.wait().unwrap();
+    let stopped = now();
+    std::thread::sleep(Duration::from_millis(1500));
+    let b = lab.b.clone();
+    lab.spawn(
+        &b,
+        TUNNEL,
+        &[
+            "server",
+            "--bind",
+            "127.0.0.1:4433",
+            "--tun",
+            "mpq0",
+            "--address",
+            "10.77.0.1/30",
+            "-i",
+            "1",
+        ],
+        "server2",
+    );
+    let log = lab.logs.join("server2.out.log");
+    let back = now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains(" connected")
+    {
+        assert!(
+            back.elapsed() < Duration::from_secs(20),
+            "the client did not connect again in 20 s; logs in {}",
+            lab.logs.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (sent, got) = transfer(&mut lab, 5_000_000, "cubic", Duration::from_secs(30), |_| {});
+    assert_eq!((got.bytes, &got.sha256), (5_000_000, &sent.sha256));
+    println!(
+        "reconnect: 5 MB through the tunnel {:.1} s after the server stopped",
+        stopped.elapsed().as_secs_f64()
+    );
+    let client = std::fs::read_to_string(lab.logs.join("client.log")).unwrap();
+    assert!(client.contains("connecting again in 1 s"), "{client}");
+    let server = std::fs::read_to_string(log).unwrap();
+    assert_eq!(server.matches(" connected").count(), 1, "{server}");
+}
+
+#[test]
 fn oversized_packets_get_fragmentation_needed() {
     require_namespaces!();
     let lab = Lab::start("icmp", &[], &[]);

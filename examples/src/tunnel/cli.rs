@@ -127,6 +127,19 @@ pub struct ClientArgs {
     /// TUN device, MTU, reorder buffer, reports, transport.
     #[command(flatten)]
     pub device: DeviceArgs,
+    /// Exit when the connection ends or cannot be made, instead of connecting again.
+    #[arg(long)]
+    pub no_reconnect: bool,
+    /// Longest wait between two connection attempts, in seconds (1 to 3600): the wait starts at 1 s and
+    /// doubles after every failed attempt up to this.
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = parse_reconnect_max,
+          allow_negative_numbers = true)]
+    pub reconnect_max: u64,
+}
+
+/// The longest wait between connection attempts: 1 to 3600 seconds.
+pub fn parse_reconnect_max(s: &str) -> Result<u64, String> {
+    mpquic_netsim::units::parse_int_in(s, 1, 3600)
 }
 
 /// A Linux interface name: 1 to 15 bytes (IFNAMSIZ − 1), no `/`, whitespace or `:` (ip-link(8) rejects them).
