@@ -154,6 +154,8 @@
 //! Units: bytes, bytes per second, and caller-supplied [`std::time::Instant`]s. Each module cites the RFC, paper
 //! or Linux kernel file it follows and lists its deviations.
 
+#![deny(missing_docs)]
+
 pub mod balia;
 pub mod bbr;
 pub mod bic;

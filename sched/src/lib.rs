@@ -148,6 +148,8 @@
 //!
 //! Units: bytes, bytes per second, [`std::time::Duration`]s and caller-supplied [`std::time::Instant`]s.
 
+#![deny(missing_docs)]
+
 mod eligible;
 mod error;
 pub mod params;
