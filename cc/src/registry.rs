@@ -3,9 +3,15 @@
 //!
 //! A specification is `name` or `name:key=value,key=value` (see [`crate::params::Spec`]). Unknown names and
 //! parameters are errors that list what is valid; values are range-checked.
+//!
+//! Applications add their own controllers with [`register`] (the crate documentation has an example); [`list`]
+//! has the built-in ones, [`registered`] the added ones, and [`find`] and [`build`] know both.
 
 use crate::params::{Params, Spec};
 use crate::{CcError, CongestionController};
+
+mod custom;
+pub use custom::{MAX_NAME_LEN, MAX_REGISTERED, RegisterError, register, registered};
 
 /// Whether an algorithm couples its paths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,12 +223,14 @@ pub fn list() -> &'static [AlgorithmInfo] {
     ALGORITHMS
 }
 
-/// The algorithm registered under `name` or one of its aliases (case-insensitive).
+/// The algorithm registered under `name` or one of its aliases (case-insensitive), built in or added with
+/// [`register`].
 pub fn find(name: &str) -> Option<&'static AlgorithmInfo> {
     let name = name.trim().to_ascii_lowercase();
     ALGORITHMS
         .iter()
         .find(|a| a.name == name || a.aliases.contains(&name.as_str()))
+        .or_else(|| custom::find(&name))
 }
 
 /// Builds a controller from a specification (`"olia"`, `"cubic:beta=0.8"`).
@@ -230,7 +238,12 @@ pub fn build(spec: &str) -> Result<Box<dyn CongestionController>, CcError> {
     let spec = Spec::parse(spec, "algorithm")?;
     let info = find(&spec.name).ok_or_else(|| CcError::UnknownAlgorithm {
         name: spec.name.clone(),
-        valid: ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", "),
+        valid: ALGORITHMS
+            .iter()
+            .chain(registered())
+            .map(|a| a.name)
+            .collect::<Vec<_>>()
+            .join(", "),
     })?;
     info.build(spec.params)
 }

@@ -84,7 +84,71 @@
 //! vectors), so that the same inputs give the same decisions; never panic on any view or event sequence.
 //! Per-connection and per-path state lives in the scheduler object; the callbacks keep it current.
 //!
+//! ## Your own scheduler, outside this crate
+//! Register it with [`registry::register`]: from then on [`registry::build`] builds it from a specification
+//! string like a built-in one, so mpquic's `TransportConfig::scheduler`, the tools' `--scheduler` flags and
+//! simulator scenarios accept it. The builder takes its parameters from [`params::Params`] with the same
+//! typed, range-checked getters the built-in schedulers use, and rejects unknown keys with
+//! [`params::Params::finish`]:
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use mpquic_sched::params::Params;
+//! use mpquic_sched::{registry, validate, ConnView, Decision, PathId, PathView, SchedError, Scheduler};
+//!
+//! /// Prefers paths with at least `min_room` bytes of free window, lowest RTT first; without one, the
+//! /// sendable path with the most room.
+//! #[derive(Debug)]
+//! struct Roomy { min_room: u64 }
+//!
+//! impl Scheduler for Roomy {
+//!     fn name(&self) -> &'static str { "roomy" }
+//!     fn select_send(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {
+//!         let Some(e) = conn.eligible() else { return Decision::Blocked };
+//!         let roomy = e.sendable().filter(|p| p.room() >= self.min_room).min_by_key(|p| (p.srtt, p.id));
+//!         let fallback = || e.sendable().max_by_key(|p| (p.room(), std::cmp::Reverse(p.id)));
+//!         match roomy.or_else(fallback) {
+//!             Some(p) => Decision::Path(p.id),
+//!             None => Decision::Blocked,
+//!         }
+//!     }
+//! }
+//!
+//! /// `roomy` or `roomy:min_room=<bytes>` (1200 to 1 MB, default 4800).
+//! fn build_roomy(mut p: Params) -> Result<Box<dyn Scheduler>, SchedError> {
+//!     let min_room = p.u64("min_room", 4800, 1200, 1_000_000)?;
+//!     p.finish(&["min_room"])?;
+//!     Ok(Box::new(Roomy { min_room }))
+//! }
+//!
+//! registry::register("roomy", "lowest RTT among paths with room to spare", &["min_room"], build_roomy)?;
+//!
+//! let mut sched = registry::build("roomy:min_room=6000")?;
+//! assert_eq!(sched.name(), "roomy");
+//! assert!(registry::names().contains(&"roomy"));
+//! // Path 0: 20 ms, 4800 bytes free; path 1: 60 ms, 12000 bytes free. Only path 1 has 6000 bytes to spare.
+//! let mut fast = PathView::new(0, 12_000, Duration::from_millis(20));
+//! fast.bytes_in_flight = 7_200;
+//! let slow = PathView::new(1, 12_000, Duration::from_millis(60));
+//! let paths = [fast, slow];
+//! let view = ConnView::new(&paths, 1200);
+//! # #[allow(clippy::disallowed_methods)]
+//! let now = Instant::now(); // a real connection passes its own clock readings
+//! let decision = sched.select_send(&view, now);
+//! assert_eq!(decision, Decision::Path(PathId(1)));
+//! assert!(validate(&decision, &view).is_ok());
+//! // With the default (4800 bytes) both qualify and the faster path wins.
+//! let mut sched = registry::build("roomy")?;
+//! assert_eq!(sched.select_send(&view, now), Decision::Path(PathId(0)));
+//! // The specification is checked like a built-in one's.
+//! assert!(registry::build("roomy:min_room=10").is_err());
+//! assert!(registry::build("roomy:max_room=1").is_err());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Units: bytes, bytes per second, [`std::time::Duration`]s and caller-supplied [`std::time::Instant`]s.
+
+#![deny(missing_docs)]
 
 mod eligible;
 mod error;

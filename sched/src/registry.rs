@@ -4,6 +4,9 @@
 //! case-insensitive; aliases `default` → minrtt, `priority` → backup, `rr` → roundrobin), and lets it take
 //! its parameters; unknown names, unknown parameters and bad values are errors that list what is valid.
 //! [`list`] gives every name with a one-line description, for `--help` texts and scenario validation.
+//!
+//! Applications add their own schedulers with [`register`] (the crate documentation has an example); from
+//! then on [`build`], [`list`], [`names`] and [`params`] know them like the built-in ones.
 
 use crate::params::{Params, Spec};
 use crate::schedulers::{
@@ -14,7 +17,11 @@ use crate::{SchedError, Scheduler};
 /// The name of the default scheduler (minRTT, Linux MPTCP's default).
 pub const DEFAULT: &str = "minrtt";
 
-type Builder = fn(Params) -> Result<Box<dyn Scheduler>, SchedError>;
+/// Builds a scheduler from the parameters of its specification (the part after `name:`).
+pub type Builder = fn(Params) -> Result<Box<dyn Scheduler>, SchedError>;
+
+mod custom;
+pub use custom::{MAX_NAME_LEN, MAX_REGISTERED, RegisterError, register};
 
 struct Entry {
     name: &'static str,
@@ -115,30 +122,39 @@ pub fn build(spec: &str) -> Result<Box<dyn Scheduler>, SchedError> {
         .iter()
         .find(|(alias, _)| *alias == spec.name)
         .map_or(spec.name.as_str(), |(_, canonical)| canonical);
-    let entry = ENTRIES
-        .iter()
-        .find(|e| e.name == name)
-        .ok_or_else(|| SchedError::UnknownScheduler {
-            name: spec.name.clone(),
-            valid: names().join(", "),
-        })?;
+    if let Some(entry) = ENTRIES.iter().find(|e| e.name == name) {
+        return (entry.build)(Params::new(entry.name, spec.params));
+    }
+    let entry = custom::find(name).ok_or_else(|| SchedError::UnknownScheduler {
+        name: spec.name.clone(),
+        valid: names().join(", "),
+    })?;
     (entry.build)(Params::new(entry.name, spec.params))
 }
 
-/// Every scheduler name with a one-line description, in registry order.
+/// Every scheduler name with a one-line description, in registry order (the registered ones last).
 pub fn list() -> Vec<(&'static str, &'static str)> {
-    ENTRIES.iter().map(|e| (e.name, e.description)).collect()
+    let registered = custom::all().into_iter().map(|r| (r.name, r.description));
+    ENTRIES
+        .iter()
+        .map(|e| (e.name, e.description))
+        .chain(registered)
+        .collect()
 }
 
-/// Every scheduler name, in registry order.
+/// Every scheduler name, in registry order (the registered ones last).
 pub fn names() -> Vec<&'static str> {
-    ENTRIES.iter().map(|e| e.name).collect()
+    list().into_iter().map(|(name, _)| name).collect()
 }
 
 /// The parameters `name` accepts (`<path id>` stands for numeric per-path keys), or `None` for an unknown
 /// name.
 pub fn params(name: &str) -> Option<&'static [&'static str]> {
-    ENTRIES.iter().find(|e| e.name == name).map(|e| e.params)
+    ENTRIES
+        .iter()
+        .find(|e| e.name == name)
+        .map(|e| e.params)
+        .or_else(|| custom::find(name).map(|r| r.params))
 }
 
 #[cfg(test)]

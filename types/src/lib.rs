@@ -26,6 +26,8 @@
 //! # Ok::<(), mpquic_types::SpecError>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod error;
 mod path;
 mod spec;

@@ -352,7 +352,7 @@ impl Connection {
         }
         // "Packets still unacknowledged when path state is deleted count as lost": their frames go to the
         // surviving paths.
-        self.qlog_packets_lost(now, id, &lost, Some("path_abandoned"));
+        self.qlog_packets_lost(now, id, &lost, Some(super::qlog::PATH_ABANDONED));
         self.stats.packets_lost += lost.len() as u64;
         for r in lost {
             self.on_records_lost(r.frames);

@@ -7,8 +7,8 @@
 //!   sealed / decrypted and not a duplicate): `header` {`packet_type`, `packet_number`, `path_id`}, `raw`
 //!   {`length`, `payload_length`}, `frames` (decoded again from the plaintext, `qlog::frames`).
 //! - `recovery:packet_lost` (`count_lost`, and `abandon_path` for the packets of an abandoned path): `header`
-//!   {`packet_type`, `packet_number`, `path_id`}, `trigger` (`reordering_threshold`, `time_threshold`, or
-//!   `path_abandoned` for a path's packets that count as lost when it is abandoned).
+//!   {`packet_type`, `packet_number`, `path_id`}, `trigger` (`reordering_threshold` or `time_threshold`); a
+//!   path's packets that count as lost when it is abandoned have no `trigger` but `path_abandoned: true`.
 //! - `recovery:metrics_updated`, per path: `path_id`, `congestion_window`, `bytes_in_flight`,
 //!   `smoothed_rtt`, `min_rtt`, `latest_rtt`, `rtt_variance` (ms), `pto_count`, `ssthresh` and
 //!   `pacing_rate` when the controller has them. Written when the window or an RTT estimate changed, or when
@@ -16,11 +16,11 @@
 //! - `connectivity:mtu_updated` (`mtu::apply_mtu_change`, when path MTU discovery changes a path's
 //!   maximum datagram size): `old`, `new` (bytes of UDP payload), `done` (the search is complete) and
 //!   `path_id`. qlog 0.3's name; later qlog drafts call it `quic:mtu_updated` with the same fields.
-//! - `connectivity:connection_state_updated`: `old`, `new` ∈ `handshake_complete`, `handshake_confirmed`,
-//!   `closing`, `draining`, `closed`.
+//! - `connectivity:connection_state_updated`: `old`, `new` ∈ `handshake_completed`, `handshake_confirmed`,
+//!   `closing`, `draining`, `closed` (spelled as quiche's `qlog` crate reads them).
 //! - `transport:parameters_set`: `owner` `local` (when the connection is created) or `remote` (when the
-//!   peer's parameters are applied), the RFC 9000 §18.2 parameters by their names, and
-//!   `initial_max_path_id`.
+//!   peer's parameters are applied), the RFC 9000 §18.2 parameters by their names, an empty
+//!   `unknown_parameters` list, and the extension field `initial_max_path_id`.
 //! - `multipath:path_updated` (a custom event: qlog has no path life-cycle event for multipath yet):
 //!   `path_id`, `state` ∈ `new`, `validated`, `available`, `backup`, `migrated`, `abandoned`, `closed`,
 //!   `remote` (and `local` once known).
@@ -52,6 +52,11 @@ use crate::sched::PathStatus;
 use super::close::State;
 use super::frames_out::{FrameRecord, Records};
 use super::{Connection, NewConnection};
+
+/// The `trigger` argument of [`Connection::qlog_packets_lost`] for the packets of an abandoned path; logged as
+/// the extension field `"path_abandoned": true` (qlog 0.3's `PacketLost` triggers are only
+/// `reordering_threshold`, `time_threshold` and `pto_expired`).
+pub(super) const PATH_ABANDONED: &str = "path_abandoned";
 
 /// The shortest time between two `mpquic:reassembly_updated` records.
 pub(super) const REASSEMBLY_QLOG_INTERVAL: Duration = Duration::from_millis(10);
@@ -195,16 +200,23 @@ fn write_params(o: &mut Obj<'_>, owner: &str, p: &TransportParameters) {
     if let Some(v) = p.initial_max_path_id {
         o.u64("initial_max_path_id", u64::from(v));
     }
+    // qlog 0.3: the parameters the schema does not name; every parameter mpquic knows is named above.
+    o.arr("unknown_parameters", |_| {});
     if let Some(pa) = &p.preferred_address {
         o.obj("preferred_address", |o| {
-            if let Some(a) = pa.ipv4 {
-                o.str("ip_v4", &a.ip().to_string());
-                o.u64("port_v4", u64::from(a.port()));
-            }
-            if let Some(a) = pa.ipv6 {
-                o.str("ip_v6", &a.ip().to_string());
-                o.u64("port_v6", u64::from(a.port()));
-            }
+            // RFC 9000 §18.2: "A server that chooses to send a preferred address of only one address family
+            // [...] sends [...] an all-zero address and port (0.0.0.0:0 or [::]:0) for the other family";
+            // qlog 0.3 requires all four fields, so the absent family is logged as the wire carries it.
+            let v4 = pa
+                .ipv4
+                .map_or((std::net::Ipv4Addr::UNSPECIFIED, 0), |a| (*a.ip(), a.port()));
+            let v6 = pa
+                .ipv6
+                .map_or((std::net::Ipv6Addr::UNSPECIFIED, 0), |a| (*a.ip(), a.port()));
+            o.str("ip_v4", &v4.0.to_string());
+            o.u64("port_v4", u64::from(v4.1));
+            o.str("ip_v6", &v6.0.to_string());
+            o.u64("port_v6", u64::from(v6.1));
             o.hex("connection_id", &pa.connection_id);
             o.hex("stateless_reset_token", &pa.stateless_reset_token.0);
         });
@@ -339,7 +351,11 @@ impl Connection {
             });
             q.stream.event(now, "recovery:packet_lost", |o| {
                 header(o, lost_packet_type(&r.frames), r.pn, path);
-                o.str("trigger", trigger);
+                match trigger {
+                    // qlog 0.3 has no trigger for this: the extension field says why instead.
+                    PATH_ABANDONED => o.bool("path_abandoned", true),
+                    t => o.str("trigger", t),
+                }
             });
         }
         self.qlog_check();
@@ -382,7 +398,7 @@ impl Connection {
         let mut current = q.closing.or(if q.handshake_confirmed {
             Some("handshake_confirmed")
         } else if q.handshake_complete {
-            Some("handshake_complete")
+            Some("handshake_completed")
         } else {
             None
         });
@@ -397,7 +413,7 @@ impl Connection {
         };
         if self.handshake_complete && !q.handshake_complete {
             q.handshake_complete = true;
-            transition(q, "handshake_complete");
+            transition(q, "handshake_completed");
         }
         if self.handshake_confirmed && !q.handshake_confirmed {
             q.handshake_confirmed = true;

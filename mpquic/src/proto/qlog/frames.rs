@@ -13,14 +13,23 @@ use crate::proto::frame::{Ack, Dir, Frame, decode_frames};
 
 use super::json::{Arr, Obj};
 
+/// The `raw_frame_type` written for a frame whose type could not be decoded: 0x21, the smallest frame type
+/// RFC 9000 §19 does not define and no extension used here defines either.
+const UNDECODED_FRAME_TYPE: u64 = 0x21;
+
 /// Writes one object per frame of `payload`; a frame that does not decode ends the list with an `unknown`
 /// entry. `ack_delay_exponent` scales the ACK Delay fields (the sender's exponent).
 pub(crate) fn write_frames(a: &mut Arr<'_>, payload: &[u8], ack_delay_exponent: u8) {
     for frame in decode_frames(payload) {
         match frame {
             Ok(f) => a.obj(|o| write_frame(o, &f, ack_delay_exponent)),
-            Err(_) => {
-                a.obj(|o| o.str("frame_type", "unknown"));
+            Err(e) => {
+                // qlog 0.3 `UnknownFrame`: `raw_frame_type` is required; a frame whose type did not even
+                // decode is logged with the reserved type 0x21 (RFC 9000 §12.4 leaves it undefined).
+                a.obj(|o| {
+                    o.str("frame_type", "unknown");
+                    o.u64("raw_frame_type", e.frame_type.unwrap_or(UNDECODED_FRAME_TYPE));
+                });
                 break;
             }
         }
@@ -78,8 +87,10 @@ fn path_frame(o: &mut Obj<'_>, path: Option<crate::cc::PathId>, plain: &str, mul
 fn write_frame(o: &mut Obj<'_>, f: &Frame<'_>, ack_delay_exponent: u8) {
     match f {
         Frame::Padding(n) => {
+            // qlog 0.3 `PaddingFrame`: `payload_length` is required; both are the padding bytes.
             o.str("frame_type", "padding");
             o.u64("length", *n as u64);
+            o.u64("payload_length", *n as u64);
         }
         Frame::Ping => o.str("frame_type", "ping"),
         Frame::Ack(ack) => write_ack(o, ack, ack_delay_exponent),
@@ -101,7 +112,13 @@ fn write_frame(o: &mut Obj<'_>, f: &Frame<'_>, ack_delay_exponent: u8) {
         }
         Frame::NewToken(t) => {
             o.str("frame_type", "new_token");
-            o.obj("token", |o| o.hex("data", t));
+            // qlog 0.3 `Token`: the bytes go in `raw` (a `RawInfo`).
+            o.obj("token", |o| {
+                o.obj("raw", |o| {
+                    o.u64("length", t.len() as u64);
+                    o.hex("data", t);
+                })
+            });
         }
         Frame::Stream(s) => {
             o.str("frame_type", "stream");
@@ -159,18 +176,18 @@ fn write_frame(o: &mut Obj<'_>, f: &Frame<'_>, ack_delay_exponent: u8) {
             o.hex("data", d);
         }
         Frame::ConnectionClose(c) => {
+            // `error_space` spelled as quiche's qlog crate reads it (`transport_error`, `application_error`);
+            // the error code is numeric, so there is no separate raw code.
             o.str("frame_type", "connection_close");
-            o.str("error_space", "transport");
+            o.str("error_space", "transport_error");
             o.u64("error_code", c.error_code.into_inner());
-            o.u64("raw_error_code", c.error_code.into_inner());
             o.str("reason", &String::from_utf8_lossy(c.reason));
             o.u64("trigger_frame_type", c.frame_type.into_inner());
         }
         Frame::ApplicationClose(c) => {
             o.str("frame_type", "connection_close");
-            o.str("error_space", "application");
+            o.str("error_space", "application_error");
             o.u64("error_code", c.error_code.into_inner());
-            o.u64("raw_error_code", c.error_code.into_inner());
             o.str("reason", &String::from_utf8_lossy(c.reason));
         }
         Frame::HandshakeDone => o.str("frame_type", "handshake_done"),

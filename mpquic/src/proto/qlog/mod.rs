@@ -1,6 +1,11 @@
 //! qlog output: the connection's events as qlog JSON-SEQ records (draft-ietf-quic-qlog-main-schema, qlog
 //! version 0.3, the format quiche and quinn write and qvis opens), without any I/O of its own.
 //!
+//! Target: qlog 0.3 as quiche's `qlog` crate 0.16 reads it (the test `tests/qlog_compat.rs` reads every record
+//! with that crate), and the qvis viewer. The multipath additions (a `path_id` field, the multipath frames,
+//! the `multipath:path_updated` and `mpquic:reassembly_updated` events) are extensions with the schemas listed
+//! in `docs/qlog.md`.
+//!
 //! The application (or the runtime) sets [`TransportConfig::qlog`](crate::proto::connection::TransportConfig)
 //! to a [`QlogFactory`]: once per connection the factory gets a [`QlogContext`] (side and original
 //! destination connection ID) and returns the `Write` to log into, or `None` to skip that connection. The

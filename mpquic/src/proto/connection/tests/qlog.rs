@@ -214,7 +214,7 @@ fn qlog_of_a_two_path_transfer_with_loss_matches_the_connection() {
         .collect();
     assert_eq!(
         client_states,
-        ["handshake_complete", "handshake_confirmed", "closing", "closed"]
+        ["handshake_completed", "handshake_confirmed", "closing", "closed"]
     );
     let server_states: Vec<&str> = named(&server, "connectivity:connection_state_updated")
         .map(|ev| ev["data"]["new"].as_str().unwrap())
@@ -254,7 +254,7 @@ fn qlog_of_a_two_path_transfer_with_loss_matches_the_connection() {
         .iter()
         .find(|f| f["frame_type"] == "connection_close")
         .expect("CONNECTION_CLOSE");
-    assert_eq!(close["error_space"], "application");
+    assert_eq!(close["error_space"], "application_error");
     assert_eq!(close["reason"], "done");
     let received = named(&server, "transport:packet_received")
         .flat_map(|ev| ev["data"]["frames"].as_array().unwrap())
