@@ -1,8 +1,8 @@
 //! mpquic's qlog read back by an independent reader: quiche's `qlog` crate (0.16, the qlog 0.3 data model,
 //! `QlogSeq` header and `Event` / `EventData` records in JSON-SEQ).
 //!
-//! Two mpquic endpoints (sans-IO core) are joined by an in-memory link in virtual time, each side logging into
-//! memory. The scenarios cover what the writer can log: a two-path transfer with 3 % seeded loss, PATH_ABANDON
+//! Two mpquic endpoints (sans-IO core) are joined by the shared in-memory pair (`mpquic::proto::testing`) in
+//! virtual time, each side logging into memory. The scenarios cover what the writer can log: a two-path transfer with 3 % seeded loss, PATH_ABANDON
 //! of path 1 in the middle of a transfer, an active migration of path 0 to a new client address, a close, and
 //! a resumed connection that sends its request in 0-RTT packets.
 //!
@@ -42,13 +42,12 @@ use mpquic::cc::PathId;
 use mpquic::proto::coding::VarInt;
 use mpquic::proto::connection::{self as mpc, QlogFactory};
 use mpquic::proto::crypto::TlsOptions;
-use mpquic::proto::endpoint as mpe;
 use mpquic::proto::frame::PathAbandon;
 use mpquic::proto::streams::{ReadError, StreamId, WriteError};
+use mpquic::proto::testing::Pair;
 use mpquic::sched::PathStatus;
 use serde_json::Value;
 
-const CLIENT: &str = "10.0.0.1:4433";
 const CLIENT2: &str = "10.0.1.1:5555";
 /// Where the client migrates path 0 to.
 const CLIENT3: &str = "10.0.2.1:6666";
@@ -103,42 +102,8 @@ impl Logs {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Two mpquic endpoints on an in-memory link in virtual time
+// Two mpquic endpoints on the shared in-memory pair (`mpquic::proto::testing`) in virtual time
 // ---------------------------------------------------------------------------------------------------------
-
-struct Dgram {
-    at: Instant,
-    from: SocketAddr,
-    to: SocketAddr,
-    data: Vec<u8>,
-}
-
-struct Node {
-    ep: mpe::Endpoint,
-    conns: BTreeMap<mpe::ConnectionHandle, mpc::Connection>,
-    addrs: Vec<SocketAddr>,
-    events: Vec<mpc::Event>,
-    pending: Vec<Dgram>,
-}
-
-impl Node {
-    fn conn(&mut self) -> &mut mpc::Connection {
-        self.conns.values_mut().next_back().expect("a connection")
-    }
-}
-
-struct World {
-    now: Instant,
-    client: Node,
-    server: Node,
-    client_config: mpc::ClientConfig,
-    link: Vec<Dgram>,
-    delay: Duration,
-    /// Probability of losing a datagram, in 1/1000.
-    loss_per_mille: u64,
-    rng: u64,
-    buf: Vec<u8>,
-}
 
 /// A one-way upload: the client writes `data` on a new bidirectional stream, the server reads it to the end.
 struct Upload {
@@ -186,268 +151,85 @@ fn configs(early_data: bool, qlog: QlogFactory) -> (mpc::ClientConfig, mpc::Serv
     )
 }
 
-impl World {
-    fn new(seed: u64, loss_per_mille: u64, early_data: bool, qlog: QlogFactory) -> World {
-        init_tracing();
-        #[allow(clippy::disallowed_methods)] // virtual time starts at an arbitrary instant
-        let now = Instant::now();
-        let (cc, sc) = configs(early_data, qlog);
-        let client_ep = mpe::Endpoint::new(mpe::EndpointConfig { seed, cid_len: 8 }, None);
-        let server_ep = mpe::Endpoint::new(
-            mpe::EndpointConfig {
-                seed: seed ^ 0x5555,
-                cid_len: 8,
-            },
-            Some(Arc::new(sc)),
-        );
-        let node = |ep, addrs| Node {
-            ep,
-            conns: BTreeMap::new(),
-            addrs,
-            events: Vec::new(),
-            pending: Vec::new(),
-        };
-        let mut w = World {
-            now,
-            client: node(client_ep, vec![addr(CLIENT), addr(CLIENT2), addr(CLIENT3)]),
-            server: node(server_ep, vec![addr(SERVER)]),
-            client_config: cc,
-            link: Vec::new(),
-            delay: Duration::from_millis(10),
-            loss_per_mille,
-            rng: seed | 1,
-            buf: Vec::new(),
-        };
-        w.connect();
-        w
-    }
+/// A pair whose client has two more interfaces (`CLIENT2`, `CLIENT3`) and whose link loses `loss` of the
+/// datagrams (seeded).
+fn world(seed: u64, loss: f64, early_data: bool, qlog: QlogFactory) -> Pair {
+    init_tracing();
+    #[allow(clippy::disallowed_methods)] // virtual time starts at an arbitrary instant
+    let now = Instant::now();
+    let (cc, sc) = configs(early_data, qlog);
+    let mut p = Pair::start(cc, Arc::new(sc), seed, now).unwrap();
+    p.loss = loss;
+    p.client_extra_addrs = vec![addr(CLIENT2), addr(CLIENT3)];
+    p
+}
 
-    fn connect(&mut self) {
-        let cc = self.client_config.clone();
-        let (h, c) = self
-            .client
-            .ep
-            .connect(self.now, &cc, addr(SERVER), "localhost")
-            .unwrap();
-        self.client.conns.insert(h, c);
-    }
+fn handshake(p: &mut Pair) {
+    assert!(p.try_handshake(), "handshake did not complete");
+}
 
-    /// xorshift64*: the link's seeded loss.
-    fn lose(&mut self) -> bool {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        r % 1000 < self.loss_per_mille
+/// Moves `u` forward: the client writes what flow control takes, the server reads what arrived.
+fn pump(p: &mut Pair, u: &mut Upload) {
+    let now = p.now;
+    let c = p.client.conn();
+    let id = match u.client_stream {
+        Some(id) => id,
+        None => {
+            let Some(id) = c.open_bi() else { return };
+            u.client_stream = Some(id);
+            id
+        }
+    };
+    while u.written < u.data.len() {
+        let end = (u.written + 64 * 1024).min(u.data.len());
+        match c.write(id, Bytes::copy_from_slice(&u.data[u.written..end])) {
+            Ok(n) => u.written += n,
+            Err(WriteError::Blocked) => break,
+            Err(e) => panic!("write: {e:?}"),
+        }
     }
+    if u.written == u.data.len() && !u.finished {
+        c.finish(id).unwrap();
+        u.finished = true;
+    }
+    let Some(s) = p.server.first_conn() else {
+        return;
+    };
+    if u.server_stream.is_none() {
+        u.server_stream = s.accept_bi();
+    }
+    let Some(sid) = u.server_stream else { return };
+    loop {
+        match s.read(sid, usize::MAX, now) {
+            Ok(Some(b)) => u.received.extend_from_slice(&b),
+            Ok(None) => {
+                u.done = true;
+                break;
+            }
+            Err(ReadError::Blocked) => break,
+            Err(e) => panic!("read: {e:?}"),
+        }
+    }
+}
 
-    fn transmit(&mut self, client: bool) {
-        let now = self.now;
-        let node = if client {
-            &mut self.client
-        } else {
-            &mut self.server
-        };
-        let mut out = std::mem::take(&mut node.pending);
-        let default = node.addrs[0];
-        for c in node.conns.values_mut() {
-            while let Some(t) = c.poll_transmit(now, &mut self.buf) {
-                let seg = t.segment_size.unwrap_or(t.size).max(1);
-                for chunk in self.buf[..t.size].chunks(seg) {
-                    out.push(Dgram {
-                        at: now,
-                        from: t.local.unwrap_or(default),
-                        to: t.remote,
-                        data: chunk.to_vec(),
-                    });
-                }
-                assert!(out.len() < 100_000, "runaway sender");
-            }
+/// Runs `u` to the end (at most 30 s of virtual time); `at_half` runs once when the server has half.
+fn upload(p: &mut Pair, u: &mut Upload, mut at_half: impl FnMut(&mut Pair)) {
+    let mut half_done = false;
+    let ok = p.drive_until(Duration::from_secs(30), |p| {
+        pump(p, u);
+        if !half_done && u.received.len() >= u.data.len() / 2 {
+            half_done = true;
+            at_half(p);
         }
-        for mut d in out {
-            if self.lose() {
-                continue;
-            }
-            d.at = now + self.delay;
-            self.link.push(d);
-        }
-    }
-
-    fn deliver(&mut self, mut d: Dgram) {
-        let now = self.now;
-        let node = if self.client.addrs.contains(&d.to) {
-            &mut self.client
-        } else if self.server.addrs.contains(&d.to) {
-            &mut self.server
-        } else {
-            return;
-        };
-        match node.ep.handle(now, Some(d.to), d.from, None, &mut d.data) {
-            Some(mpe::DatagramEvent::Known(h)) => {
-                if let Some(c) = node.conns.get_mut(&h) {
-                    c.handle_datagram(now, Some(d.to), d.from, None, &mut d.data);
-                }
-            }
-            Some(mpe::DatagramEvent::NewConnection(h, c)) => {
-                node.conns.insert(h, *c);
-            }
-            Some(mpe::DatagramEvent::Response(t, data)) => node.pending.push(Dgram {
-                at: now,
-                from: t.local.unwrap_or(d.to),
-                to: t.remote,
-                data: data[..t.size].to_vec(),
-            }),
-            None => {}
-        }
-    }
-
-    fn poll_events(node: &mut Node) {
-        for (h, c) in node.conns.iter_mut() {
-            while let Some(e) = c.poll_event() {
-                if !matches!(e, mpc::Event::Stream(_)) {
-                    node.events.push(e);
-                }
-            }
-            while let Some(e) = c.poll_endpoint_event() {
-                node.ep.handle_event(*h, e);
-            }
-        }
-    }
-
-    /// One step: both sides send, due datagrams arrive, or time moves to the next arrival or timer.
-    fn step(&mut self) {
-        self.transmit(true);
-        self.transmit(false);
-        let now = self.now;
-        let (due, later): (Vec<Dgram>, Vec<Dgram>) = std::mem::take(&mut self.link)
-            .into_iter()
-            .partition(|d| d.at <= now);
-        self.link = later;
-        let delivered = !due.is_empty();
-        for d in due {
-            self.deliver(d);
-        }
-        World::poll_events(&mut self.client);
-        World::poll_events(&mut self.server);
-        if delivered {
-            return;
-        }
-        let timers = self
-            .client
-            .conns
-            .values()
-            .chain(self.server.conns.values())
-            .filter_map(|c| c.poll_timeout());
-        let next = self.link.iter().map(|d| d.at).chain(timers).min();
-        let Some(next) = next else {
-            // Nothing in flight and no timer: idle.
-            self.now += Duration::from_millis(1);
-            return;
-        };
-        self.now = self.now.max(next);
-        let now = self.now;
-        for c in self
-            .client
-            .conns
-            .values_mut()
-            .chain(self.server.conns.values_mut())
-        {
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                c.handle_timeout(now);
-            }
-        }
-        World::poll_events(&mut self.client);
-        World::poll_events(&mut self.server);
-    }
-
-    /// Steps until `done` holds, for at most `limit` of virtual time.
-    fn run_until(&mut self, limit: Duration, mut done: impl FnMut(&mut World) -> bool) -> bool {
-        let end = self.now + limit;
-        while self.now < end {
-            if done(self) {
-                return true;
-            }
-            self.step();
-        }
-        done(self)
-    }
-
-    fn run_for(&mut self, d: Duration) {
-        let end = self.now + d;
-        self.run_until(d, |w| w.now >= end);
-    }
-
-    fn handshake(&mut self) {
-        let ok = self.run_until(Duration::from_secs(10), |w| {
-            w.client.events.contains(&mpc::Event::HandshakeConfirmed)
-                && w.server.events.contains(&mpc::Event::HandshakeCompleted)
-        });
-        assert!(ok, "handshake did not complete");
-    }
-
-    /// Moves `u` forward: the client writes what flow control takes, the server reads what arrived.
-    fn pump(&mut self, u: &mut Upload) {
-        let now = self.now;
-        let c = self.client.conn();
-        let id = match u.client_stream {
-            Some(id) => id,
-            None => {
-                let Some(id) = c.open_bi() else { return };
-                u.client_stream = Some(id);
-                id
-            }
-        };
-        while u.written < u.data.len() {
-            let end = (u.written + 64 * 1024).min(u.data.len());
-            match c.write(id, Bytes::copy_from_slice(&u.data[u.written..end])) {
-                Ok(n) => u.written += n,
-                Err(WriteError::Blocked) => break,
-                Err(e) => panic!("write: {e:?}"),
-            }
-        }
-        if u.written == u.data.len() && !u.finished {
-            c.finish(id).unwrap();
-            u.finished = true;
-        }
-        let Some(s) = self.server.conns.values_mut().next_back() else {
-            return;
-        };
-        if u.server_stream.is_none() {
-            u.server_stream = s.accept_bi();
-        }
-        let Some(sid) = u.server_stream else { return };
-        loop {
-            match s.read(sid, usize::MAX, now) {
-                Ok(Some(b)) => u.received.extend_from_slice(&b),
-                Ok(None) => {
-                    u.done = true;
-                    break;
-                }
-                Err(ReadError::Blocked) => break,
-                Err(e) => panic!("read: {e:?}"),
-            }
-        }
-    }
-
-    /// Runs `u` to the end (at most 30 s of virtual time); `at_half` runs once when the server has half.
-    fn upload(&mut self, u: &mut Upload, mut at_half: impl FnMut(&mut World)) {
-        let mut half_done = false;
-        let ok = self.run_until(Duration::from_secs(30), |w| {
-            w.pump(u);
-            if !half_done && u.received.len() >= u.data.len() / 2 {
-                half_done = true;
-                at_half(w);
-            }
-            u.done
-        });
-        assert!(
-            ok,
-            "upload of {} bytes: {} arrived",
-            u.data.len(),
-            u.received.len()
-        );
-        assert!(u.received == u.data, "the upload arrived intact");
-    }
+        u.done
+    });
+    assert!(
+        ok,
+        "upload of {} bytes: {} arrived",
+        u.data.len(),
+        u.received.len()
+    );
+    assert!(u.received == u.data, "the upload arrived intact");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -456,8 +238,8 @@ impl World {
 
 /// Two paths with 3 % loss, PATH_ABANDON of path 1 mid-transfer, migration of path 0, close.
 fn multipath_scenario(logs: &Logs) {
-    let mut w = World::new(7, 30, false, logs.factory("multipath"));
-    w.handshake();
+    let mut w = world(7, 0.03, false, logs.factory("multipath"));
+    handshake(&mut w);
     let now = w.now;
     let p1 = w
         .client
@@ -465,18 +247,18 @@ fn multipath_scenario(logs: &Logs) {
         .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
         .unwrap();
     assert_eq!(p1, PathId(1));
-    let ok = w.run_until(Duration::from_secs(5), |w| {
+    let ok = w.drive_until(Duration::from_secs(5), |w| {
         w.client.conn().path_stats(p1).is_some_and(|s| s.validated)
     });
     assert!(ok, "path 1 validated");
 
     let mut u = Upload::new(400_000, 1);
-    w.upload(&mut u, |_| {});
+    upload(&mut w, &mut u, |_| {});
     let lost = w.client.conn().stats().packets_lost;
     assert!(lost > 0, "3 % loss lost some of the client's packets");
 
     let mut u = Upload::new(400_000, 2);
-    w.upload(&mut u, |w| {
+    upload(&mut w, &mut u, |w| {
         let now = w.now;
         w.client
             .conn()
@@ -487,8 +269,8 @@ fn multipath_scenario(logs: &Logs) {
     let now = w.now;
     w.client.conn().migrate(now, addr(CLIENT3)).unwrap();
     let mut u = Upload::new(100_000, 3);
-    w.upload(&mut u, |_| {});
-    let ok = w.run_until(Duration::from_secs(5), |w| {
+    upload(&mut w, &mut u, |_| {});
+    let ok = w.drive_until(Duration::from_secs(5), |w| {
         !w.client.conn().path_validation_pending(PathId(0))
     });
     assert!(ok, "the migrated path validated");
@@ -504,25 +286,20 @@ fn multipath_scenario(logs: &Logs) {
 
 /// A first connection leaves a session ticket; the second resumes and sends its request in 0-RTT packets.
 fn zero_rtt_scenario(logs: &Logs) {
-    let mut w = World::new(11, 0, true, logs.factory("zero_rtt"));
-    w.handshake();
+    let mut w = world(11, 0.0, true, logs.factory("zero_rtt"));
+    handshake(&mut w);
     // The NewSessionTicket messages travel in 1-RTT CRYPTO frames after the handshake.
     w.run_for(Duration::from_millis(200));
-    w.client.conns.clear();
-    w.server.conns.clear();
-    w.client.events.clear();
-    w.server.events.clear();
-    w.link.clear();
-    w.connect();
+    w.try_reconnect(None, 0).unwrap();
     assert!(
         w.client.conn().is_zero_rtt_available(),
         "0-RTT keys from the ticket"
     );
     let mut u = Upload::new(3_000, 4);
     // Written before the first transmit: the request leaves in 0-RTT packets.
-    w.pump(&mut u);
+    pump(&mut w, &mut u);
     assert!(u.finished, "the whole request was written in 0-RTT");
-    w.upload(&mut u, |_| {});
+    upload(&mut w, &mut u, |_| {});
     assert!(w.client.conn().zero_rtt_packets() > 0, "0-RTT packets sent");
     let now = w.now;
     w.client
