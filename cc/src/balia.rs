@@ -1,9 +1,9 @@
-//! BALIA, the Balanced Linked Adaptation algorithm (Peng, Walid, Hwang, Low, IEEE/ACM ToN 2016; Linux
-//! `mptcp_balia.c`), as specified in BALIA (Peng et al., IEEE/ACM ToN 2016; Linux `mptcp_balia.c`).
+//! BALIA, the Balanced Linked Adaptation algorithm (Peng, Walid, Hwang, Low, "Multipath TCP: Analysis, Design,
+//! and Implementation", IEEE/ACM Transactions on Networking 24(1), 2016; Linux `mptcp_balia.c`).
 //!
 //! Each path keeps a [`RenoWindow`] (RFC 9002 §7 slow start, recovery period, persistent congestion); BALIA
-//! changes only the congestion-avoidance increase and the decrease factor. With `x_k = w_k/τ_k` and
-//! `α_r = max_k x_k / x_r`:
+//! changes only the congestion-avoidance increase and the decrease factor. With `x_k = w_k/τ_k` (`w_k` the
+//! window of path `k` in packets, `τ_k` its RTT) and `α_r = max_k x_k / x_r`:
 //!
 //! * increase per packet acknowledged on `r`: `Δw_r = (x_r/τ_r)/(Σ_k x_k)² · (1+α_r)/2 · (4+α_r)/5` packets;
 //! * decrease on a new recovery period: `w_r ← w_r − (w_r/2)·min(α_r, 1.5)`, i.e. `beta = 1 − min(α_r, 1.5)/2`
@@ -14,12 +14,17 @@
 //!   decrease `md` is either `w/2` or `0.75·w`), and the increase is a fraction of a packet per acknowledged packet
 //!   instead of a "one packet every `ai` ACKs" counter (Linux MPTCP v0.x gives the Linux values for comparison; the
 //!   unit tests quote them).
-//! * **Byte mapping.** Windows are in bytes: `W_k = MSS·w_k`. Like Linux, rates are expressed with the MSS of the
-//!   path being updated (`x_k = W_k/(MSS_r·τ_k)` packets/s). A packet of `b` bytes counts as `b/MSS_r` packets
-//!   acknowledged, so the window grows by
-//!   `Δbytes = MSS_r · (b/MSS_r) · Δw_r = b · MSS_r · (X_r/τ_r)/(Σ_k X_k)² · (1+α_r)/2 · (4+α_r)/5`
-//!   with `X_k = W_k/τ_k` in bytes/s. With one path (α = 1) this is `b·MSS/W`, NewReno's RFC 9002 §7.3.3
-//!   increase.
+//! * **Packet windows** (`units=packets`, the default): windows are kept in bytes, `W_k = MSS_k·w_k`, and
+//!   each path's rate is counted in its own packets, `x_k = W_k/(MSS_k·τ_k)` packets/s, as the paper's
+//!   `w_k` and Linux's `snd_cwnd` are. A packet of `b` bytes acknowledged on `r` counts as `b/MSS_r`
+//!   packets, so the window grows by `Δbytes = MSS_r · (b/MSS_r) · Δw_r = b · (x_r/τ_r)/(Σ_k x_k)² ·
+//!   (1+α_r)/2 · (4+α_r)/5`. With one path (α = 1) this is `b·MSS/W`, NewReno's RFC 9002 §7.3.3 increase.
+//! * **Byte windows** (`units=bytes`, the form of earlier versions of this crate): rates are
+//!   `X_k = W_k/τ_k` bytes/s, i.e. every window is counted in packets of the updated path's MSS
+//!   (`x_k = X_k/MSS_r`): `α_r = max_k X_k / X_r` and `Δbytes = b · MSS_r · (X_r/τ_r)/(Σ_k X_k)² ·
+//!   (1+α_r)/2 · (4+α_r)/5`. The two forms agree when every path has the same MSS; when they differ the byte
+//!   form sees a larger-MSS path as faster (paths of 10 packets of 1200 and of 1400 bytes at equal RTTs:
+//!   `α_0 = 1.167` in bytes, 1 in packets).
 //! * `τ_k` is the path's smoothed RTT as of its latest event. **Paths without an RTT sample** (no ACK or
 //!   congestion event seen yet, or a zero smoothed RTT) are left out of the sums and the maximum; they count
 //!   neither for the other paths nor, when they are the path updated, do they use the coupled formulas: such a
@@ -30,6 +35,8 @@
 //! * The window used for `x_k` is the current window (RenoWindow reduces it at the start of the recovery
 //!   period, so it is never inflated as TCP's is during fast retransmit; RFC 6356's `ssthresh` rule is moot).
 //! * The decrease uses the RTT snapshot of the congestion event for the path that lost (`τ_r`).
+//!
+//! Metrics: `alpha` (`α_r` in the configured units) and `x_rate` (`W_r/τ_r` in bytes/s in both forms).
 
 use crate::params::Params;
 use crate::window::{DEFAULT_MAX_WINDOW, LOSS_REDUCTION_FACTOR};
@@ -40,7 +47,7 @@ use crate::{
 use std::time::Instant;
 
 /// Parameter keys accepted by [`from_params`].
-pub const PARAMS: &[&str] = &["max_window"];
+pub const PARAMS: &[&str] = &["max_window", "units"];
 
 /// Largest value accepted for `max_window` (1 TiB): windows stay exact in an `f64`.
 const MAX_WINDOW_LIMIT: u64 = 1 << 40;
@@ -48,11 +55,27 @@ const MAX_WINDOW_LIMIT: u64 = 1 << 40;
 /// Builds the controller from registry parameters (consumes the keys it knows; the registry rejects the rest).
 ///
 /// * `max_window`: upper bound on every path's window, in bytes (default 4 GiB).
+/// * `units`: `packets` (default: the paper's and Linux's packet windows) or `bytes` (rates from byte windows;
+///   see the module documentation).
 pub fn from_params(params: &mut Params) -> Result<Box<dyn CongestionController>, CcError> {
     let config = BaliaConfig {
         max_window: params.u64("max_window", DEFAULT_MAX_WINDOW, 1, MAX_WINDOW_LIMIT)?,
+        units: match params.choice("units", "packets", &["packets", "bytes"])? {
+            "bytes" => RateUnits::Bytes,
+            _ => RateUnits::Packets,
+        },
     };
     Ok(Box::new(Balia::new(config)))
+}
+
+/// The unit in which BALIA counts windows when it computes the rates `x_k`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateUnits {
+    /// Each path's window in its own packets, `W_k/MSS_k` (Peng et al.; Linux `snd_cwnd`).
+    #[default]
+    Packets,
+    /// Byte windows, i.e. every window in packets of the updated path's MSS.
+    Bytes,
 }
 
 /// Configuration of [`Balia`].
@@ -60,12 +83,15 @@ pub fn from_params(params: &mut Params) -> Result<Box<dyn CongestionController>,
 pub struct BaliaConfig {
     /// Upper bound on each path's window, in bytes (never below the minimum window `2·MSS`).
     pub max_window: u64,
+    /// Units of the rates (default: packets).
+    pub units: RateUnits,
 }
 
 impl Default for BaliaConfig {
     fn default() -> Self {
         BaliaConfig {
             max_window: DEFAULT_MAX_WINDOW,
+            units: RateUnits::Packets,
         }
     }
 }
@@ -81,9 +107,9 @@ pub struct Balia {
 /// The other paths' contribution to BALIA's sums, for the path being updated.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Others {
-    /// `Σ X_k` over the other paths with an RTT sample, bytes/s.
+    /// `Σ x_k` over the other paths with an RTT sample, in the configured units per second.
     sum_x: f64,
-    /// `max X_k` over the same paths, bytes/s.
+    /// `max x_k` over the same paths.
     max_x: f64,
     /// How many other paths have an RTT sample.
     count: usize,
@@ -96,9 +122,22 @@ fn rate(cwnd: f64, tau: f64) -> Option<f64> {
     (tau > 0.0 && x.is_finite()).then_some(x)
 }
 
-/// A path's `X_k`, if it has an RTT sample.
+/// A path's `X_k` in bytes/s, if it has an RTT sample.
 fn path_rate(w: &RenoWindow) -> Option<f64> {
     rate(w.cwnd(), w.srtt()?.as_secs_f64())
+}
+
+/// The window of `w` in the units the rates count: its own packets, or bytes.
+fn unit_window(w: &RenoWindow, units: RateUnits) -> f64 {
+    match units {
+        RateUnits::Packets => w.cwnd() / w.max_datagram_size() as f64,
+        RateUnits::Bytes => w.cwnd(),
+    }
+}
+
+/// A path's `x_k` in the configured units per second, if it has an RTT sample.
+fn unit_rate(w: &RenoWindow, units: RateUnits) -> Option<f64> {
+    rate(unit_window(w, units), w.srtt()?.as_secs_f64())
 }
 
 /// BALIA's `α_r = max_k X_k / X_r` for a path of rate `x_r` (bytes/s) given the other paths.
@@ -119,12 +158,17 @@ fn beta(alpha: f64) -> f64 {
 
 /// The congestion-avoidance increase in bytes for `packet` on the path of window `w` (byte mapping in the
 /// module doc), or `None` when the path has no usable RTT.
-fn increase(w: &RenoWindow, packet: &AckedPacket, others: &Others) -> Option<f64> {
+fn increase(w: &RenoWindow, packet: &AckedPacket, others: &Others, units: RateUnits) -> Option<f64> {
     let tau = w.srtt()?.as_secs_f64();
-    let x_r = rate(w.cwnd(), tau)?;
+    let x_r = rate(unit_window(w, units), tau)?;
     let sum = others.sum_x + x_r;
-    let delta = packet.bytes as f64 * w.max_datagram_size() as f64 * (x_r / tau) / (sum * sum)
-        * alpha_factor(alpha(x_r, others));
+    // Packets: Δbytes = b·Δw_r. Bytes: the rates are MSS_r times those in packets of MSS_r, so Δw_r gains
+    // a factor MSS_r.
+    let scale = match units {
+        RateUnits::Packets => 1.0,
+        RateUnits::Bytes => w.max_datagram_size() as f64,
+    };
+    let delta = packet.bytes as f64 * scale * (x_r / tau) / (sum * sum) * alpha_factor(alpha(x_r, others));
     delta.is_finite().then_some(delta)
 }
 
@@ -142,12 +186,13 @@ impl Balia {
         self.paths.get(path)
     }
 
-    /// Sums and maximum of `X_k` over the paths other than `path` that have an RTT sample.
+    /// Sums and maximum of `x_k` over the paths other than `path` that have an RTT sample.
     fn others(&self, path: PathId) -> Others {
+        let units = self.config.units;
         self.paths
             .iter()
             .filter(|(id, _)| *id != path)
-            .filter_map(|(_, w)| path_rate(w))
+            .filter_map(|(_, w)| unit_rate(w, units))
             .fold(Others::default(), |acc, x| Others {
                 sum_x: acc.sum_x + x,
                 max_x: acc.max_x.max(x),
@@ -155,11 +200,14 @@ impl Balia {
             })
     }
 
-    /// `α_r` and `X_r` of `path` as of its latest event (α = 1 and X = 0 without an RTT sample).
+    /// `α_r` and `X_r` (bytes/s) of `path` as of its latest event (α = 1 and X = 0 without an RTT sample).
     fn alpha_and_rate(&self, path: PathId) -> (f64, f64) {
-        match self.paths.get(path).and_then(path_rate) {
-            Some(x) => (alpha(x, &self.others(path)), x),
-            None => (1.0, 0.0),
+        let Some(w) = self.paths.get(path) else {
+            return (1.0, 0.0);
+        };
+        match (unit_rate(w, self.config.units), path_rate(w)) {
+            (Some(x), Some(bytes_rate)) => (alpha(x, &self.others(path)), bytes_rate),
+            _ => (1.0, 0.0),
         }
     }
 }
@@ -195,6 +243,7 @@ impl CongestionController for Balia {
     fn on_ack(&mut self, ev: &AckEvent<'_>) {
         // The other paths do not change while this ACK is processed: compute their sums once.
         let others = self.others(ev.path);
+        let units = self.config.units;
         let Some(w) = self.paths.get_mut(ev.path) else {
             return;
         };
@@ -206,7 +255,7 @@ impl CongestionController for Balia {
             // RenoWindow updates srtt from the event before calling the closure, and the closure sees the
             // window as grown by the previous packets of this ACK.
             w.on_ack(ev, |w, p| {
-                increase(w, p, &others).unwrap_or_else(|| w.reno_increase(p))
+                increase(w, p, &others, units).unwrap_or_else(|| w.reno_increase(p))
             });
         }
     }
@@ -216,7 +265,7 @@ impl CongestionController for Balia {
         let Some(w) = self.paths.get_mut(ev.path) else {
             return;
         };
-        let own = rate(w.cwnd(), ev.rtt.smoothed.as_secs_f64());
+        let own = rate(unit_window(w, self.config.units), ev.rtt.smoothed.as_secs_f64());
         let beta = match own {
             Some(x_r) if others.count > 0 => beta(alpha(x_r, &others)),
             _ => LOSS_REDUCTION_FACTOR,
@@ -389,6 +438,82 @@ mod tests {
         assert!(close(b2.path(PathId(1)).unwrap().cwnd(), 7300.0));
     }
 
+    /// Path 0 with a 1200-byte MSS, path 1 with 1400 bytes, both 10 packets (12000 and 14000 bytes) in
+    /// congestion avoidance at an RTT of 50 ms.
+    fn mixed_mss(units: RateUnits) -> (Balia, Instant) {
+        let t0 = t0();
+        let mut b = Balia::new(BaliaConfig {
+            units,
+            ..BaliaConfig::default()
+        });
+        for (id, mss) in [(0, 1200u16), (1, 1400)] {
+            b.on_path_added(PathId(id), t0, mss);
+            let w = b.paths.get_mut(PathId(id)).unwrap();
+            w.set_cwnd(10.0 * f64::from(mss));
+            w.set_ssthresh(10.0 * f64::from(mss));
+            let p = [AckedPacket {
+                bytes: u64::from(mss),
+                time_sent: t0,
+            }];
+            b.on_ack(&ack_ev(id, t0 + ms(50), ms(50), &p, true));
+        }
+        (b, t0)
+    }
+
+    #[test]
+    fn paths_with_different_mss_count_packets_as_the_paper_does() {
+        let one = |mss: u64, t0: Instant| {
+            [AckedPacket {
+                bytes: mss,
+                time_sent: t0 + ms(10),
+            }]
+        };
+        // Packets (the paper, Linux `snd_cwnd`): x0 = 10/0.05 = 200 pkt/s = x1 → α0 = α1 = 1, Σx = 400.
+        // Δw = (200/0.05)/400² · 1 = 4000/160000 = 0.025 packet per packet acknowledged, so a full packet adds
+        // 1200·0.025 = 30 bytes on path 0 and 1400·0.025 = 35 bytes on path 1. A loss halves (α = 1).
+        let (b, t0) = mixed_mss(RateUnits::Packets);
+        assert_eq!(b.metrics(PathId(0)).unwrap().extra("alpha"), Some(1.0));
+        assert_eq!(b.metrics(PathId(1)).unwrap().extra("alpha"), Some(1.0));
+        // x_rate stays in bytes/s: 12000/0.05 = 240000.
+        assert!(close(
+            b.metrics(PathId(0)).unwrap().extra("x_rate").unwrap(),
+            240_000.0
+        ));
+        let mut b0 = b.clone();
+        b0.on_ack(&ack_ev(0, t0 + ms(60), ms(50), &one(1200, t0), false));
+        assert!(close(b0.path(PathId(0)).unwrap().cwnd(), 12_030.0));
+        let mut b1 = b.clone();
+        b1.on_ack(&ack_ev(1, t0 + ms(60), ms(50), &one(1400, t0), false));
+        assert!(close(b1.path(PathId(1)).unwrap().cwnd(), 14_035.0));
+        let mut b2 = b.clone();
+        b2.on_congestion(&loss_ev(0, t0 + ms(70), t0 + ms(60), ms(50)));
+        assert_eq!(b2.window(PathId(0)), 6000);
+
+        // Bytes: X0 = 12000/0.05 = 240000 B/s, X1 = 14000/0.05 = 280000 B/s, ΣX = 520000;
+        // α0 = 280000/240000 = 7/6 = 1.1667, α1 = 1.
+        // Path 0: (1+α)/2·(4+α)/5 = (13/12)·(31/30) = 403/360 = 1.119444;
+        // Δbytes = 1200·1200·(240000/0.05)/520000² · 403/360 = 1.44e6·4.8e6/2.704e11 · 1.119444
+        //        = 25.56213 · 1.119444 = 28.61538 (= 372/13).
+        // Path 1: 1400·1400·(280000/0.05)/520000² · 1 = 1.96e6·5.6e6/2.704e11 = 40.59172.
+        // Loss on path 0: beta = 1 − (7/6)/2 = 5/12 → 12000·5/12 = 5000.
+        let (b, t0) = mixed_mss(RateUnits::Bytes);
+        assert!(close(
+            b.metrics(PathId(0)).unwrap().extra("alpha").unwrap(),
+            7.0 / 6.0
+        ));
+        assert_eq!(b.metrics(PathId(1)).unwrap().extra("alpha"), Some(1.0));
+        let mut b0 = b.clone();
+        b0.on_ack(&ack_ev(0, t0 + ms(60), ms(50), &one(1200, t0), false));
+        assert!(close(b0.path(PathId(0)).unwrap().cwnd(), 12_000.0 + 372.0 / 13.0));
+        let mut b1 = b.clone();
+        b1.on_ack(&ack_ev(1, t0 + ms(60), ms(50), &one(1400, t0), false));
+        let w1 = b1.path(PathId(1)).unwrap().cwnd();
+        assert!((w1 - 14_040.591_72).abs() < 1e-4, "{w1}");
+        let mut b2 = b.clone();
+        b2.on_congestion(&loss_ev(0, t0 + ms(70), t0 + ms(60), ms(50)));
+        assert_eq!(b2.window(PathId(0)), 5000);
+    }
+
     /// A small deterministic generator for event sequences (xorshift64).
     struct Rng(u64);
     impl Rng {
@@ -474,7 +599,7 @@ mod tests {
     fn from_params_accepts_and_rejects() {
         let mut p = Params::new(
             "balia",
-            Spec::parse("balia:max_window=100000", "algorithm")
+            Spec::parse("balia:max_window=100000,units=bytes", "algorithm")
                 .unwrap()
                 .params,
         );
@@ -483,7 +608,12 @@ mod tests {
         p.finish(PARAMS).unwrap();
         let mut p = Params::empty("balia");
         assert!(from_params(&mut p).is_ok());
-        for bad in ["balia:max_window=0", "balia:max_window=-3", "balia:max_window=x"] {
+        for bad in [
+            "balia:max_window=0",
+            "balia:max_window=-3",
+            "balia:max_window=x",
+            "balia:units=bits",
+        ] {
             let mut p = Params::new("balia", Spec::parse(bad, "algorithm").unwrap().params);
             assert!(
                 matches!(
@@ -505,7 +635,10 @@ mod tests {
     #[test]
     fn max_window_caps_and_unknown_paths_are_ignored() {
         let t0 = t0();
-        let mut cc = Balia::new(BaliaConfig { max_window: 13_000 });
+        let mut cc = Balia::new(BaliaConfig {
+            max_window: 13_000,
+            ..BaliaConfig::default()
+        });
         cc.on_path_added(PathId(0), t0, 1200);
         assert_eq!(cc.window(PathId(0)), 12_000);
         let p = [AckedPacket {

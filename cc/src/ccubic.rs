@@ -29,7 +29,9 @@
 //!   CUBIC state restarts like a first slow-start exit (`K = 0`, `W_max = cwnd_epoch`).
 //! * The scale `√α1` is capped at 1, i.e. `√min(α1, 1)` (for steps 3 and 4): a CUBIC path is never more
 //!   aggressive than plain CUBIC, as LIA's `min(…, 1/w_r)` never lets a LIA path beat Reno. `α1` itself is
-//!   reported uncapped.
+//!   reported uncapped. The paper's Eq. (11) scales by `√α1` without a cap: parameter `cap_scale=off` runs
+//!   that form (when `α1 > 1` a CUBIC path's window is then `√α1 · W_CUBIC`, above plain CUBIC's, still
+//!   clamped to `max_window`). The default stays capped.
 //! * α, α2 and the sums are recomputed at the start of every acknowledgement (with the acking path's new
 //!   RTT) and after every event; paths without an RTT sample are left out of them. With one path (or one
 //!   path with an RTT sample) α1 = α2 = 1 and the scale is exactly 1: a lone large-BDP path runs exactly
@@ -43,7 +45,8 @@
 //!
 //! Metrics extras (per path): `alpha1`, `alpha2` (connection-wide), `virtual_reno_cwnd` (bytes: the window
 //! the path contributes to α1, i.e. `VirtualW_RENO` for a CUBIC path and the real window for a LIA path),
-//! `virtual_lia_cwnd` (bytes: the same for α2), `cubic_scale` (`√min(α1, 1)` on CUBIC paths, 1 on LIA paths),
+//! `virtual_lia_cwnd` (bytes: the same for α2), `cubic_scale` (`√min(α1, 1)`, or `√α1` with `cap_scale=off`,
+//! on CUBIC paths; 1 on LIA paths),
 //! `large_bdp` (0/1), `bdp_packets` (the classification estimate), then CUBIC's `w_max`, `k`, `w_est`,
 //! `cwnd_prior` (meaningful on CUBIC paths only).
 
@@ -83,6 +86,7 @@ pub const PARAMS: &[&str] = &[
     "beta",
     "fast_convergence",
     "max_window",
+    "cap_scale",
 ];
 
 /// Builds the controller from registry parameters (consumes the keys it knows; the registry rejects the rest).
@@ -90,6 +94,8 @@ pub const PARAMS: &[&str] = &[
 /// * `variant`: `a1` (default) or `a2` (see the module documentation).
 /// * `classify`: `auto` (default), `cubic` or `lia`.
 /// * `large_bdp_packets`: large-BDP threshold in packets, in `[1, 2^32]` (default 1000).
+/// * `cap_scale`: cap the CUBIC paths' scale at 1, `√min(α1, 1)` (default on), or scale by the paper's
+///   uncapped `√α1` (off).
 /// * `c`, `beta`, `fast_convergence`, `max_window`: as for [`crate::cubic`].
 pub fn from_params(params: &mut Params) -> Result<Box<dyn CongestionController>, CcError> {
     let variant = match params.choice("variant", "a1", &["a1", "a2"])? {
@@ -102,12 +108,14 @@ pub fn from_params(params: &mut Params) -> Result<Box<dyn CongestionController>,
         _ => Classify::Auto,
     };
     let large_bdp_packets = params.u64("large_bdp_packets", DEFAULT_LARGE_BDP_PACKETS, 1, 1 << 32)?;
+    let cap_scale = params.bool("cap_scale", true)?;
     let cubic = CubicConfig::from_params(params)?;
     Ok(Box::new(CCubic::new(CCubicConfig {
         cubic,
         variant,
         classify,
         large_bdp_packets,
+        cap_scale,
     })))
 }
 
@@ -144,6 +152,8 @@ pub struct CCubicConfig {
     pub classify: Classify,
     /// Large-BDP threshold in packets (for [`Classify::Auto`]).
     pub large_bdp_packets: u64,
+    /// Scale the CUBIC paths by `√min(α1, 1)` (true, the default) or by the paper's uncapped `√α1`.
+    pub cap_scale: bool,
 }
 
 impl Default for CCubicConfig {
@@ -153,6 +163,7 @@ impl Default for CCubicConfig {
             variant: Variant::A1,
             classify: Classify::Auto,
             large_bdp_packets: DEFAULT_LARGE_BDP_PACKETS,
+            cap_scale: true,
         }
     }
 }
@@ -251,7 +262,7 @@ pub struct CCubic {
     alpha2: f64,
     sum1: f64,
     sum2: f64,
-    /// `√min(α1, 1)`, exactly 1 with at most one path in α.
+    /// `√min(α1, 1)` (or `√α1` uncapped), exactly 1 with at most one path in α.
     scale: f64,
     /// Paths in α (those with an RTT sample).
     n_alpha: usize,
@@ -287,7 +298,8 @@ impl CCubic {
         self.alpha2
     }
 
-    /// The factor applied to the CUBIC windows, `√min(α1, 1)`.
+    /// The factor applied to the CUBIC windows, `√min(α1, 1)` (or `√α1` with [`CCubicConfig::cap_scale`]
+    /// off).
     pub fn cubic_scale(&self) -> f64 {
         self.scale
     }
@@ -336,7 +348,12 @@ impl CCubic {
             self.scale = 1.0;
         } else {
             self.alpha1 = a1;
-            self.scale = a1.min(1.0).sqrt();
+            // Coupled CUBIC (Lee et al., CSSE 2023) Eq. (11): W = √α1 · W_CUBIC; capped at 1 by default.
+            self.scale = if self.config.cap_scale {
+                a1.min(1.0).sqrt()
+            } else {
+                a1.sqrt()
+            };
         }
         self.sum1 = s1;
         let scale = self.scale;
@@ -852,6 +869,34 @@ mod tests {
     }
 
     #[test]
+    fn uncapped_scale_follows_the_paper() {
+        // Example A of `alpha1_alpha2_and_scale_by_hand` (α1 = 1.090188 > 1) with the paper's uncapped scale:
+        // scale = √1.090188 = 1.044121; path 0's window = 1.044121·5950 packets·1200 = 7455022 bytes.
+        // Virtual LIA window = 868.3508·1.044121 = 906.6631; w/rtt²: 906.6631/0.04 = 22666.58 and
+        // 68/0.0016 = 42500 (max); Σw = 974.6631; Σw/rtt = 4533.315 + 1700 = 6233.315, squared 38854219;
+        // α2 = 974.6631·42500/38854219 = 1.066118.
+        let (cc, _) = two_paths("ccubic:cap_scale=off", ms(200), ms(40));
+        let m = cc.metrics(PathId(0)).unwrap();
+        assert!(close(m.extra("alpha1").unwrap(), 1.090_188, 1e-6));
+        assert!(close(m.extra("cubic_scale").unwrap(), 1.044_121, 1e-6));
+        assert!(close(m.extra("alpha2").unwrap(), 1.066_118, 1e-6));
+        assert!(close(
+            m.extra("virtual_lia_cwnd").unwrap() / 1200.0,
+            906.6631,
+            1e-3
+        ));
+        assert_eq!(cc.window(PathId(0)), 7_455_022);
+        // The capped default keeps plain CUBIC's window there (scale 1), and α < 1 gives the same scale
+        // either way (Example B: 0.946623).
+        let (cc, _) = two_paths("ccubic:cap_scale=on", ms(200), ms(40));
+        assert_eq!(cc.window(PathId(0)), 5950 * 1200);
+        let (cc, _) = two_paths("ccubic:cap_scale=off", ms(100), ms(20));
+        let m = cc.metrics(PathId(0)).unwrap();
+        assert!(close(m.extra("cubic_scale").unwrap(), 0.946_623, 1e-6));
+        assert_eq!(cc.window(PathId(0)), 6_758_891);
+    }
+
+    #[test]
     fn classification_follows_the_configured_threshold() {
         let t = t0();
         // 500 Mbps = 62.5e6 B/s over min RTT 100 ms, MSS 1460: 62.5e6·0.1/1460 = 4280.8 packets;
@@ -962,6 +1007,11 @@ mod tests {
         assert_eq!(cc.name(), "ccubic");
         assert!(build("ccubic").is_ok());
         assert!(build("ccubic:fast_convergence=off,max_window=1000000").is_ok());
+        assert!(build("ccubic:cap_scale=off").is_ok());
+        assert!(matches!(
+            build("ccubic:cap_scale=2"),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
         assert!(matches!(
             build("ccubic:variant=a3"),
             Err(CcError::Spec(crate::SpecError::BadValue { .. }))

@@ -31,6 +31,9 @@
 //! * The window used in `γ` and decreased is the current `cwnd` (QUIC does not inflate it in recovery).
 //! * After a persistent-congestion collapse `cwnd_prev` is the collapsed (minimum) window.
 //! * ECN-CE signals are treated like losses.
+//! * `always_dynamic` (D-LIA's `decrease=dynamic`; default off): every decrease takes the dynamic branch and
+//!   the path is never judged congested. The estimator still runs (its `RTT_mid` is reported) but does not
+//!   decide anything.
 //!
 //! Increase, slow start, recovery and persistent congestion are the base controller's (so RFC 9002's). With
 //! one path D-LIA and D-OLIA therefore grow exactly like NewReno but do not decrease like it (unless
@@ -78,6 +81,10 @@ pub struct DelayConfig {
     pub halving_updates_state: bool,
     /// Whether a loss before the first `RTT_mid` counts as congested (halve). Parameter `halve_before_mid`.
     pub halve_before_mid: bool,
+    /// Whether every decrease uses the dynamic β, never the congested-state halving (D-LIA as the D-OLIA
+    /// paper describes it). Default false: the congested/less-congested switch of D-OLIA. D-LIA's parameter
+    /// `decrease=dynamic` sets it; D-OLIA does not offer it.
+    pub always_dynamic: bool,
 }
 
 impl Default for DelayConfig {
@@ -91,6 +98,7 @@ impl Default for DelayConfig {
             cwnd_prev_init: 1.0,
             halving_updates_state: true,
             halve_before_mid: true,
+            always_dynamic: false,
         }
     }
 }
@@ -113,6 +121,7 @@ impl DelayConfig {
             cwnd_prev_init: params.f64("cwnd_prev_init", d.cwnd_prev_init, 0.0, 1e9)?,
             halving_updates_state: params.bool("halving_updates_state", d.halving_updates_state)?,
             halve_before_mid: params.bool("halve_before_mid", d.halve_before_mid)?,
+            always_dynamic: d.always_dynamic,
         };
         if config.beta_min > config.beta_max {
             return Err(CcError::Spec(crate::SpecError::BadValue {
@@ -366,12 +375,13 @@ impl<B: RenoCoupled> CongestionController for DelayCoupled<B> {
             return;
         }
         let rtt_curr = ev.rtt.latest;
-        let congested = is_congested(
-            rtt_curr,
-            p.estimator.rtt_mid(),
-            p.rtt_prev,
-            self.config.halve_before_mid,
-        );
+        let congested = !self.config.always_dynamic
+            && is_congested(
+                rtt_curr,
+                p.estimator.rtt_mid(),
+                p.rtt_prev,
+                self.config.halve_before_mid,
+            );
         let beta = if congested {
             LOSS_REDUCTION_FACTOR
         } else {
@@ -627,6 +637,54 @@ mod tests {
         let m = cc.metrics(PathId(0)).unwrap();
         let names: Vec<&str> = m.extras.iter().map(|x| x.name).collect();
         assert_eq!(names, ["alpha", "cwnd_total", "rtt_mid", "beta", "congested"]);
+    }
+
+    #[test]
+    fn dlia_decrease_dynamic_never_halves() {
+        let t0 = t0();
+        let build = |spec: &str| {
+            let s = Spec::parse(spec, "algorithm").unwrap();
+            let mut p = Params::new(&s.name, s.params);
+            let cc = dlia::from_params(&mut p).unwrap();
+            p.finish(dlia::PARAMS).unwrap();
+            cc
+        };
+        for (spec, first, second) in [
+            // The switch (default): RTT 150 ms > RTT_mid 100 ms and > RTT_prev 1 µs → congested, halve:
+            // 24 000 → 12 000 (β_prev 0.5, cwnd_prev 12 000). Second loss at 150 ms, not above RTT_prev:
+            // dynamic, γ = 1, β = 0.25 + 0.75·0.5 = 0.625 → 7500.
+            ("dlia", 12_000, 7500),
+            ("dlia:decrease=switch", 12_000, 7500),
+            // Always dynamic: first loss γ = 1200/24 000 = 0.05, β = 0.0125 + 0.375 = 0.3875 → clamped 0.5:
+            // 12 000 (congested = 0). Second: γ = 12 000/12 000 = 1, β = 0.625 → 7500. Now with beta_min
+            // 0.6: first β = 0.3875 → 0.6: 24 000 → 14 400; second γ = 1, β = 0.25 + 0.75·0.6 = 0.7:
+            // 14 400 → 10 080.
+            ("dlia:decrease=dynamic", 12_000, 7500),
+            ("dlia:decrease=dynamic,beta_min=0.6", 14_400, 10_080),
+        ] {
+            let mut cc = one_path(build(spec), t0);
+            nth_loss(&mut *cc, t0, 1, ms(150));
+            assert_eq!(cc.window(PathId(0)), first, "{spec}");
+            let congested = cc.metrics(PathId(0)).unwrap().extra("congested");
+            let dynamic = spec.contains("dynamic");
+            assert_eq!(congested, Some(if dynamic { 0.0 } else { 1.0 }), "{spec}");
+            nth_loss(&mut *cc, t0, 2, ms(150));
+            assert_eq!(cc.window(PathId(0)), second, "{spec}");
+        }
+        // With beta_min 0.6 the switch still halves the congested loss: 24 000 → 12 000, then β = 0.625
+        // (clamp [0.6, 0.9] leaves it): 7500.
+        let mut cc = one_path(build("dlia:beta_min=0.6"), t0);
+        nth_loss(&mut *cc, t0, 1, ms(150));
+        assert_eq!(cc.window(PathId(0)), 12_000);
+        nth_loss(&mut *cc, t0, 2, ms(150));
+        assert_eq!(cc.window(PathId(0)), 7500);
+        // Bad values are rejected; D-OLIA has no `decrease` key.
+        let s = Spec::parse("dlia:decrease=always", "algorithm").unwrap();
+        assert!(matches!(
+            dlia::from_params(&mut Params::new(&s.name, s.params)),
+            Err(CcError::Spec(crate::SpecError::BadValue { .. }))
+        ));
+        assert!(!dolia::PARAMS.contains(&"decrease"));
     }
 
     #[test]

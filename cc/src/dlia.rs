@@ -4,6 +4,14 @@
 //!
 //! With one path D-LIA grows exactly like NewReno (LIA's single-path case) but decreases by the dynamic β
 //! when the path is judged less congested; with `beta_min = beta_max = 0.5` it is NewReno on one path.
+//!
+//! **Two decrease forms** (parameter `decrease`):
+//! * `switch` (the default, and the form the shipped studies run): D-OLIA's switch, a path judged congested
+//!   halves, a less-congested one uses the dynamic β.
+//! * `dynamic`: every decrease uses the dynamic β, never the congested halving: D-LIA as the D-OLIA paper
+//!   (Lubna, Mahmud, Kim, Cho, "D-OLIA: A Hybrid MPTCP Congestion Control Algorithm with Network Delay
+//!   Estimation", Sensors 21(17):5764, 2021) describes it, whose contribution is to add the congested-state
+//!   halving to it.
 
 use crate::delay_state::{DelayConfig, DelayCoupled};
 use crate::lia::{Lia, LiaConfig, max_window_param};
@@ -20,6 +28,7 @@ pub const PARAMS: &[&str] = &[
     "cwnd_prev_init",
     "halving_updates_state",
     "halve_before_mid",
+    "decrease",
 ];
 
 /// The D-LIA controller.
@@ -39,10 +48,13 @@ pub fn new(config: DLiaConfig) -> DLia {
     DelayCoupled::new("dlia", Lia::new(config.lia), config.delay)
 }
 
-/// Builds the controller from registry parameters (consumes the keys it knows; the registry rejects the rest).
+/// Builds the controller from registry parameters (consumes the keys it knows; the registry rejects the rest):
+/// `max_window`, the delay-state keys of [`crate::delay_state::DELAY_PARAMS`], and `decrease` = `switch`
+/// (default) | `dynamic`.
 pub fn from_params(params: &mut crate::params::Params) -> Result<Box<dyn CongestionController>, CcError> {
     let max_window = max_window_param(params)?;
-    let delay = DelayConfig::from_params("dlia", params)?;
+    let mut delay = DelayConfig::from_params("dlia", params)?;
+    delay.always_dynamic = params.choice("decrease", "switch", &["switch", "dynamic"])? == "dynamic";
     Ok(Box::new(new(DLiaConfig {
         lia: LiaConfig { max_window },
         delay,

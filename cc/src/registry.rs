@@ -161,6 +161,20 @@ static ALGORITHMS: &[AlgorithmInfo] = &[
         "TCP-LP (Kuzmanovic, Knightly, INFOCOM 2003): low priority, yields on delay (RTT as OWD)"
     ),
     entry!(
+        nv,
+        "nv",
+        ["tcp-nv"],
+        Uncoupled,
+        "TCP-NV (Brakmo 2010; Linux tcp_nv.c): rate-based queue detection, proportional decrease"
+    ),
+    entry!(
+        cdg,
+        "cdg",
+        ["tcp-cdg"],
+        Uncoupled,
+        "CDG (Hayes, Armitage, IFIP Networking 2011; Linux tcp_cdg.c): probabilistic delay-gradient backoff"
+    ),
+    entry!(
         lia,
         "lia",
         ["coupled"],

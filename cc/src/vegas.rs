@@ -41,7 +41,8 @@
 //!   smallest `q` seen since the last drain (0 = none yet); if `q ≥ 2·queue_delay`, `cwnd = cwnd·base_rtt/(2·rtt)` and
 //!   `queue_delay = 0`. Applied in congestion avoidance only, after the ±1 step. Deviation from Linux: a round
 //!   with `q = 0` never drains (Linux would then halve the window every round on a path with a perfectly stable
-//!   RTT, because `0 ≥ 2·0`).
+//!   RTT, because `0 ≥ 2·0`). Like `mptcp_wvegas.c`, which resets `queue_delay` whenever the path returns to
+//!   `TCP_CA_Open`, `queue_delay` is forgotten when a recovery period ends and after persistent congestion.
 
 use std::time::{Duration, Instant};
 
@@ -254,6 +255,12 @@ impl VegasPath {
         self.queue_delay
     }
 
+    /// RTT samples collected so far in the current round (0 right after a round ended or restarted, and
+    /// during recovery, when no samples are collected).
+    pub fn round_samples(&self) -> u64 {
+        self.round.count
+    }
+
     /// Records a sent packet.
     pub fn on_packet_sent(&mut self, ev: &SentEvent) {
         self.reno.on_packet_sent(ev);
@@ -267,6 +274,14 @@ impl VegasPath {
     fn restart_round(&mut self, now: Instant) {
         self.round_start = now;
         self.round = RoundSamples::default();
+    }
+
+    /// Back to the open state (recovery ended, or persistent congestion collapsed the window): a new round,
+    /// and the drain rule forgets its queueing delay (`mptcp_wvegas.c`'s `wvegas_enable` on `TCP_CA_Open`
+    /// sets `queue_delay = 0`).
+    fn reopen(&mut self, now: Instant) {
+        self.restart_round(now);
+        self.queue_delay = Duration::ZERO;
     }
 
     /// Updates srtt and bytes in flight from `ev` without growing the window.
@@ -297,7 +312,7 @@ impl VegasPath {
             // Vegas is off during recovery; RenoWindow ends it when a packet sent after its start is acked.
             self.reno.on_ack(ev, |_, _| 0.0);
             if !self.reno.in_recovery() {
-                self.restart_round(ev.now);
+                self.reopen(ev.now);
             }
             return;
         }
@@ -376,7 +391,10 @@ impl VegasPath {
     /// Loss or ECN-CE: NewReno's halving once per recovery period, persistent congestion; a new round begins.
     pub fn on_congestion(&mut self, ev: &CongestionEvent) {
         let reduced = self.reno.on_congestion(ev, LOSS_REDUCTION_FACTOR);
-        if reduced || ev.persistent_congestion {
+        if ev.persistent_congestion {
+            // RFC 9002 §7.6.2: the recovery period ends with the collapse: open again.
+            self.reopen(ev.now);
+        } else if reduced {
             self.restart_round(ev.now);
         }
     }

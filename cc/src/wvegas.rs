@@ -1,5 +1,5 @@
-//! wVegas, weighted Vegas (Cao, Xu, Fu, ICNP 2012; Linux `mptcp_wvegas.c`), as specified in
-//! wVegas (Cao, Xu, Fu, IEEE ICNP 2012; Linux `mptcp_wvegas.c`): a delay-based coupled controller.
+//! wVegas, weighted Vegas (Cao, Xu, Fu, "Delay-based congestion control for multipath TCP", IEEE ICNP 2012;
+//! Linux `mptcp_wvegas.c`): a delay-based coupled controller.
 //!
 //! Every path runs the per-path Vegas machinery of [`crate::vegas::VegasPath`] (rounds, `base_rtt`, `diff`,
 //! slow-start exit on `diff > gamma`, queue-drain rule, RFC 9002 halving on loss, clamp to
@@ -9,21 +9,35 @@
 //! `alpha_r = max(2, weight_r · total_alpha)`, `weight_r = rate_r / Σ_k rate_k`, `rate_r = cwnd_r / rtt_r`
 //! (bytes/s, with the round's mean RTT, measured before the ±1 step).
 //!
+//! As in Linux:
+//! * `alpha_r` starts at `initial_alpha`, `weight_r` at 1, and `alpha_r` is recomputed only when
+//!   `diff ≥ alpha_r`; each path stores the rate of its last recomputation (`instant_rate`).
+//! * `Σ_k rate_k` sums the stored rates of the paths that have at least one RTT sample in their **current**
+//!   round (`mptcp_wvegas_weight`: `sampled_rtt > 0`), the updated path included (its rate is fresh). A path
+//!   that has just ended or restarted its round, or is in recovery (no samples are collected then), does not
+//!   count, whatever rate it stored. If the sum or the path's own rate is 0, `weight_r` keeps its old value.
+//! * A congestion signal zeroes the path's stored rate (Linux zeroes `instant_rate` on `CA_EVENT_LOSS`).
+//! * When the path returns to the open state (its recovery period ends, or persistent congestion collapses
+//!   the window and ends recovery at once), `alpha_r = initial_alpha`, `weight_r = 1`, the stored rate is 0
+//!   and the drain rule's `queue_delay` is 0: `wvegas_enable`, which Linux calls on every entry into
+//!   `TCP_CA_Open`. `base_rtt` is kept, as in Linux.
+//!
 //! Choices where the sources are silent, or where this port differs from Linux:
-//! * As in Linux, `alpha_r` starts at `initial_alpha` and is recomputed only when `diff ≥ alpha_r`; each path
-//!   stores the rate of its last recomputation and `Σ_k rate_k` sums the stored rates of the current paths
-//!   (paths that never recomputed have rate 0 and do not count).
 //! * Real-valued: `weight_r` and `alpha_r` are not truncated to integers (Linux: `weight·10 ≫ 16`), windows
 //!   are fractional packets. The floor 2 is Linux's constant.
+//! * The rate is zeroed on every congestion signal that reaches the path (loss, ECN-CE, persistent
+//!   congestion), not only on a retransmission timeout: the open-state reset zeroes it when the recovery
+//!   ends anyway, and a path in recovery collects no samples, so it would not count in the sum either way.
+//! * Linux's `mptcp_sk_can_send` filter is the set of current paths (removed paths are forgotten).
 //! * Everything else (round detection, RTT samples, recovery, app-limited ACKs, `q = 0` never draining) is as
 //!   documented in [`crate::vegas`].
 //!
 //! **One path is exactly Vegas.** With one path, `weight = rate/rate = 1` and a recomputed `alpha` is
 //! `A = max(2, total_alpha)`. If `initial_alpha ≤ A`, the lazy update gives the same step as a fixed threshold
-//! `A`: when `diff < alpha_r ≤ A` both grow; otherwise `alpha_r` becomes `A` before the comparison. So one-path
-//! wVegas produces exactly the windows of Vegas with `alpha = beta = A`, `gamma` equal, `rtt_stat = avg` and
-//! `drain = true` ([`WvegasConfig::equivalent_vegas`]); the two share [`VegasPath`], so no formula is
-//! duplicated.
+//! `A`: when `diff < alpha_r ≤ A` both grow; otherwise `alpha_r` becomes `A` before the comparison (also after
+//! each reset to `initial_alpha`). So one-path wVegas produces exactly the windows of Vegas with
+//! `alpha = beta = A`, `gamma` equal, `rtt_stat = avg` and `drain = true`
+//! ([`WvegasConfig::equivalent_vegas`]); the two share [`VegasPath`], so no formula is duplicated.
 
 use std::time::Instant;
 
@@ -114,9 +128,20 @@ impl WvegasConfig {
 struct WvegasPath {
     vegas: VegasPath,
     alpha: f64,
-    /// `cwnd/rtt` at the last recomputation of `alpha`, bytes/s (0: never).
+    /// `cwnd/rtt` at the last recomputation of `alpha`, bytes/s (0: never, or zeroed by a congestion signal
+    /// or the open-state reset).
     rate: f64,
     weight: f64,
+}
+
+impl WvegasPath {
+    /// `wvegas_enable` (Linux, on entry into `TCP_CA_Open`): the coupling state starts over; the Vegas state
+    /// reset its round and `queue_delay` itself.
+    fn reopen(&mut self, initial_alpha: f64) {
+        self.alpha = initial_alpha;
+        self.weight = 1.0;
+        self.rate = 0.0;
+    }
 }
 
 /// The wVegas coupled controller (wVegas (Cao, Xu, Fu, IEEE ICNP 2012; Linux `mptcp_wvegas.c`)).
@@ -139,6 +164,11 @@ impl Wvegas {
     pub fn path(&self, path: PathId) -> Option<&VegasPath> {
         self.paths.get(path).map(|p| &p.vegas)
     }
+
+    /// The rate `path` stored at its last recomputation of `alpha`, bytes/s (0: none stored).
+    pub fn stored_rate(&self, path: PathId) -> Option<f64> {
+        self.paths.get(path).map(|p| p.rate)
+    }
 }
 
 impl CongestionController for Wvegas {
@@ -153,7 +183,7 @@ impl CongestionController for Wvegas {
                 vegas: VegasPath::new(now, max_datagram_size, self.config.max_window),
                 alpha: self.config.initial_alpha,
                 rate: 0.0,
-                weight: 0.0,
+                weight: 1.0,
             },
         );
     }
@@ -175,43 +205,55 @@ impl CongestionController for Wvegas {
     }
 
     fn on_ack(&mut self, ev: &AckEvent<'_>) {
+        // mptcp_wvegas_weight: only the paths with an RTT sample in their current round (`sampled_rtt > 0`)
+        // count; the updated path is added with its fresh rate below.
         let other_rates: f64 = self
             .paths
             .iter()
-            .filter(|(id, _)| *id != ev.path)
+            .filter(|(id, p)| *id != ev.path && p.vegas.round_samples() > 0)
             .map(|(_, p)| p.rate)
             .sum();
         let rule = self.config.rule();
-        let total_alpha = self.config.total_alpha;
-        let Some(WvegasPath {
+        let (total_alpha, initial_alpha) = (self.config.total_alpha, self.config.initial_alpha);
+        let Some(path) = self.paths.get_mut(ev.path) else {
+            return;
+        };
+        let was_in_recovery = path.vegas.reno().in_recovery();
+        let WvegasPath {
             vegas,
             alpha,
             rate,
             weight,
-        }) = self.paths.get_mut(ev.path)
-        else {
-            return;
-        };
+        } = path;
         vegas.on_ack(ev, &rule, |round| {
             if round.diff >= *alpha {
                 // mptcp_wvegas.c: rate = cwnd/rtt, weight = rate/Σ rate, alpha = max(2, weight·total_alpha).
                 let r = round.cwnd / round.rtt.as_secs_f64();
                 *rate = if r.is_finite() { r } else { 0.0 };
                 let total = other_rates + *rate;
-                *weight = if total > 0.0 && *rate > 0.0 {
-                    *rate / total
-                } else {
-                    0.0
-                };
+                if total > 0.0 && *rate > 0.0 {
+                    *weight = *rate / total;
+                }
                 *alpha = (*weight * total_alpha).max(MIN_ALPHA);
             }
             (*alpha, *alpha)
         });
+        if was_in_recovery && !path.vegas.reno().in_recovery() {
+            // mptcp_wvegas_state(TCP_CA_Open) → wvegas_enable.
+            path.reopen(initial_alpha);
+        }
     }
 
     fn on_congestion(&mut self, ev: &CongestionEvent) {
+        let initial_alpha = self.config.initial_alpha;
         if let Some(p) = self.paths.get_mut(ev.path) {
             p.vegas.on_congestion(ev);
+            // mptcp_wvegas_cwnd_event(CA_EVENT_LOSS): instant_rate = 0.
+            p.rate = 0.0;
+            if ev.persistent_congestion {
+                // The collapse ends the recovery period (RFC 9002 §7.6.2): the path is open again.
+                p.reopen(initial_alpha);
+            }
         }
     }
 
@@ -313,6 +355,9 @@ mod tests {
         assert_eq!(h.extra(1, "weight"), 1.0);
         assert_eq!(h.extra(1, "alpha"), 10.0);
         assert_eq!(h.cwnd(1), 6000.0);
+        // Path 1's new round (from 250) gets a sample, so its stored rate counts in path 0's sum
+        // (mptcp_wvegas_weight sums the paths with `sampled_rtt > 0`).
+        h.ack(1, 250, 200, 60);
         // Path 0: avg 200 → diff = 5·100/200 = 2.5 ≥ 2 → rate0 = 5000/0.2 = 25000 B/s;
         // weight0 = 25000/(25000 + 50000) = 1/3 → alpha0 = max(2, 10/3) = 3.333; 2.5 < 3.333 → +1 = 6000.
         // Drain: q = 100 ms sets queue_delay = 100 ms; 100 ≥ 200? no.
@@ -329,10 +374,13 @@ mod tests {
         assert!(close(h.extra(0, "alpha"), 240.0 / 74.0));
         assert_eq!(h.cwnd(0), 5000.0);
         assert_eq!(h.w.path(PathId(0)).unwrap().reno().ssthresh(), 4000.0);
-        // Path 1 again, diff below its alpha 10: no recomputation (weight stays 1), +1 = 7000.
+        // Path 1 again, diff below its alpha 10: no recomputation (weight stays 1), +1 = 7000. (Its round from
+        // 250 has 4 samples of 60 ms, the one above included.)
         h.round(1, 250, &[60, 60, 60]); // diff = 6·10/60 = 1
         assert_eq!(h.extra(1, "weight"), 1.0);
         assert_eq!(h.cwnd(1), 7000.0);
+        // Path 1's round from 350 gets a sample, so it counts again.
+        h.ack(1, 360, 300, 60);
         // Path 0: avg 300 → diff = 5·200/300 = 3.333 ≥ 3.2432 → rate0 = 5000/0.3 = 16666.7;
         // weight0 = 16666.7/66666.7 = 0.25 → alpha0 = max(2, 2.5) = 2.5; 3.333 > 2.5 → −1 = 4000.
         // Drain: q = 200 ≥ 2·100 → cwnd = 4000·100/(2·300) = 666.7 → clamped to 2 pkts = 2000.
@@ -363,6 +411,64 @@ mod tests {
         assert_eq!(h.extra(0, "weight"), 1.0);
         assert_eq!(h.extra(0, "alpha"), 10.0);
         assert_eq!(h.cwnd(0), 4000.0);
+    }
+
+    #[test]
+    fn stale_rates_do_not_count_and_recovery_resets_the_coupling() {
+        let mut h = Harness::new(2);
+        h.enter_ca(0, 50, 100); // path 0: 5000 bytes, base 100 ms, round from 150
+        h.enter_ca(1, 50, 50); // path 1: 5000 bytes, base 50 ms, round from 150
+        assert_eq!(h.extra(0, "weight"), 1.0); // Linux starts weight at 1 (2^16 scaled)
+        // Path 1: avg 100 → diff = 5·50/100 = 2.5 ≥ 2 → rate1 = 5000/0.1 = 50000 B/s, weight 1, alpha 10;
+        // +1 → 6000. Drain: q = 50 ms → queue_delay 50 ms. Its next round begins at 250, without samples.
+        h.round(1, 150, &[100, 100, 100]);
+        assert_eq!(h.w.stored_rate(PathId(1)), Some(50_000.0));
+        assert!(close(h.extra(1, "queue_delay"), 0.05));
+        // Path 0: avg 200 → diff = 5·100/200 = 2.5 ≥ 2 → rate0 = 25000 B/s. Path 1 stored 50000 B/s but has no
+        // sample in its current round, so it does not count: weight0 = 25000/25000 = 1, alpha0 = 10 (summing
+        // the stale rate would give 1/3 and 3.333); 2.5 < 10 → +1 = 6000. queue_delay = 100 ms.
+        h.round(0, 150, &[200, 200, 200]);
+        assert_eq!(h.extra(0, "weight"), 1.0);
+        assert_eq!(h.extra(0, "alpha"), 10.0);
+        assert_eq!(h.cwnd(0), 6000.0);
+        assert!(close(h.extra(0, "queue_delay"), 0.1));
+        // A loss on path 1 zeroes its stored rate (CA_EVENT_LOSS) and halves it: 3000.
+        h.ack(1, 260, 200, 60);
+        h.w.on_congestion(&loss(1, h.at(270), h.at(200), false));
+        assert_eq!(h.w.stored_rate(PathId(1)), Some(0.0));
+        assert_eq!(h.cwnd(1), 3000.0);
+        assert_eq!(h.extra(1, "alpha"), 10.0); // unchanged until the path is open again
+        // The ACK of a packet sent after the loss ends recovery: back to TCP_CA_Open, wvegas_enable resets
+        // alpha to initial_alpha 2, weight to 1, the rate and queue_delay to 0; base_rtt (50 ms) stays.
+        h.ack(1, 370, 271, 80);
+        assert_eq!(h.extra(1, "alpha"), 2.0);
+        assert_eq!(h.extra(1, "weight"), 1.0);
+        assert_eq!(h.extra(1, "queue_delay"), 0.0);
+        assert!(close(h.extra(1, "base_rtt"), 0.05));
+        assert_eq!(h.cwnd(1), 3000.0);
+        // Path 0 likewise: loss at 300 (6000 → 3000), recovery ends at 400; alpha 10 → 2, queue_delay 0.1 → 0.
+        h.w.on_congestion(&loss(0, h.at(300), h.at(260), false));
+        h.ack(0, 400, 301, 100);
+        assert_eq!(h.extra(0, "alpha"), 2.0);
+        assert_eq!(h.extra(0, "queue_delay"), 0.0);
+        assert_eq!(h.w.stored_rate(PathId(0)), Some(0.0));
+        // The reset alpha applies: path 0's next round (from 400) avg 160 → diff = 3·60/160 = 1.125 < 2 → +1
+        // = 4000 (with the old alpha 10 too), queue_delay = 60 ms; then avg 200 → diff = 4·100/200 = 2 ≥ 2 →
+        // rate0 = 4000/0.2 = 20000; path 1 has no sample in its round (from 370) → weight 1, alpha 10;
+        // 2 < 10 → +1 = 5000; q = 100 ms < 2·60 → no drain.
+        h.round(0, 400, &[160, 160, 160]);
+        assert_eq!(h.cwnd(0), 4000.0);
+        assert_eq!(h.extra(0, "alpha"), 2.0);
+        h.round(0, 500, &[200, 200, 200]);
+        assert_eq!(h.extra(0, "alpha"), 10.0);
+        assert_eq!(h.w.stored_rate(PathId(0)), Some(20_000.0));
+        assert_eq!(h.cwnd(0), 5000.0);
+        // Persistent congestion collapses path 0 to 2 packets and opens it again at once: reset.
+        h.w.on_congestion(&loss(0, h.at(700), h.at(650), true));
+        assert_eq!(h.cwnd(0), 2000.0);
+        assert_eq!(h.extra(0, "alpha"), 2.0);
+        assert_eq!(h.w.stored_rate(PathId(0)), Some(0.0));
+        assert!(!h.w.path(PathId(0)).unwrap().reno().in_recovery());
     }
 
     /// xorshift64, for a long deterministic event sequence.
@@ -451,16 +557,17 @@ mod tests {
             assert_eq!(a.diff().to_bits(), b.diff().to_bits());
             windows.insert(a.reno().cwnd().to_bits());
             let alpha = w.metrics(PathId(0)).unwrap().extra("alpha").unwrap();
+            assert!(alpha == 2.0 || alpha == 10.0, "{alpha}");
             if alpha != prev_alpha {
                 recomputes += 1;
                 prev_alpha = alpha;
             }
         }
-        // The sequence went through many windows, drained queues and switched alpha from 2 to 10.
+        // The sequence went through many windows and drained queues; alpha went from 2 to 10 and back to 2
+        // at each return to the open state.
         assert!(windows.len() > 100, "{}", windows.len());
         assert!(drains > 5, "{drains}");
-        assert_eq!(recomputes, 1);
-        assert_eq!(prev_alpha, 10.0);
+        assert!(recomputes > 2, "{recomputes}");
     }
 
     #[test]

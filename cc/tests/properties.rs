@@ -350,6 +350,8 @@ fn registry_lists_every_required_controller_and_rejects_bad_specs() {
         "veno",
         "yeah",
         "lp",
+        "nv",
+        "cdg",
     ] {
         assert!(names.contains(&required), "{required} missing from {names:?}");
     }

@@ -40,7 +40,7 @@
 //! divisor 1.
 
 pub mod filter;
-mod rng;
+pub(crate) mod rng;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
