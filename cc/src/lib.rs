@@ -10,8 +10,8 @@
 //! connection**: one object owns all paths.
 //!
 //! Single-path algorithms (NewReno, CUBIC, Vegas, BBRv1, and the controllers the published multipath studies
-//! run uncoupled on each subflow: BIC, Westwood+, HighSpeed, Hybla, Illinois, H-TCP, Scalable TCP, Veno, YeAH, TCP-NV, CDG,
-//! TCP-LP) implement the smaller [`PathController`] trait and are lifted by [`Uncoupled`], which runs one
+//! run uncoupled on each subflow: BIC, Westwood+, HighSpeed, Hybla, Illinois, H-TCP, Scalable TCP, Veno, YeAH,
+//! TCP-NV, CDG, TCP-LP) implement the smaller [`PathController`] trait and are lifted by [`Uncoupled`], which runs one
 //! independent instance per path.
 //!
 //! ## Using a controller
