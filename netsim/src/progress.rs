@@ -43,7 +43,7 @@ impl Progress {
         let bar = terminal.then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}  {msg}",
+                "{prefix} [{bar:20}] {pos}/{len} runs, {elapsed}, ETA {eta} {wide_msg}",
             ) {
                 bar.set_style(style.progress_chars("=> "));
             }

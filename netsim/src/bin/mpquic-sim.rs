@@ -714,9 +714,13 @@ fn sweep_cmd(args: &SweepArgs) -> ExitCode {
         .into_iter()
         .filter(|r| shard.is_none_or(|s| s.takes(r.index)))
         .collect();
+    let short = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let name = match shard {
-        Some(s) => format!("sweep {} (shard {}/{})", file.display(), s.k, s.n),
-        None => format!("sweep {}", file.display()),
+        Some(s) => format!("{short} {}/{}", s.k, s.n),
+        None => short,
     };
     let progress = Progress::new(&name, runs.len() as u64, stderr_is_terminal());
     let mut rows = Vec::with_capacity(runs.len());
