@@ -8,3 +8,11 @@ use std::time::Instant;
 pub fn now() -> Instant {
     Instant::now()
 }
+
+/// Seconds since the Unix epoch, from the wall clock (for the timestamp of a report).
+#[allow(clippy::disallowed_methods)] // A report's timestamp is the wall clock's time by definition.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

@@ -6,6 +6,8 @@
 //! second path through the other emulated link, and transfers for the given time. Everything goes through
 //! real UDP sockets on 127.0.0.1; the emulator is the only thing between client and server. It prints the
 //! per-interval lines, the per-path and total goodput, and how the total compares to the emulated capacity.
+//! Interval and path figures count bytes delivered (acknowledged by the server for an upload, received for a
+//! download; docs/perf.md), so an interval's sum never exceeds what the emulated paths carried.
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -118,20 +118,21 @@ const PATHS: [&str; 2] = ["rate=40mbit,delay=5ms", "rate=20mbit,delay=20ms"];
 const CAPACITY_BPS: f64 = 60e6;
 
 fn check_both_paths_and_total(report: &Value) {
-    let paths = report["paths"].as_array().unwrap();
+    let paths = report["end"]["streams"].as_array().unwrap();
     assert_eq!(paths.len(), 2, "{report:#}");
+    let total = &report["end"]["mpquic"]["total"];
     for p in paths {
-        // Each path carried at least a fifth of what it could have alone over the run.
-        let rate = if p["path"] == 0 { 40e6 } else { 20e6 };
-        let floor = rate / 8.0 * report["total"]["seconds"].as_f64().unwrap() / 5.0;
+        // Each path delivered at least a fifth of what it could have alone over the run.
+        let rate = if p["receiver"]["socket"] == 0 { 40e6 } else { 20e6 };
+        let floor = rate / 8.0 * total["seconds"].as_f64().unwrap() / 5.0;
         assert!(
-            p["bytes"].as_f64().unwrap() > floor,
+            p["receiver"]["bytes"].as_f64().unwrap() > floor,
             "path {} carried too little: {p:#}",
-            p["path"]
+            p["receiver"]["socket"]
         );
     }
-    assert_eq!(report["total"]["verified"], true);
-    let goodput = report["total"]["goodput_bps"].as_f64().unwrap();
+    assert_eq!(total["verified"], true);
+    let goodput = total["goodput_bps"].as_f64().unwrap();
     let share = goodput / CAPACITY_BPS;
     assert!(
         (0.80..=1.05).contains(&share),
@@ -147,7 +148,7 @@ fn upload_over_two_emulated_paths_gets_their_summed_rate() {
     let (_server, addr) = server();
     let (_netem, fronts) = netem(addr, &PATHS, &[]);
     let report = two_path_run(&fronts, &["-t", "8"]);
-    assert_eq!(report["direction"], "upload");
+    assert_eq!(report["start"]["mpquic"]["direction"], "upload");
     check_both_paths_and_total(&report);
 }
 
@@ -157,7 +158,7 @@ fn download_over_two_emulated_paths_gets_their_summed_rate() {
     let (_server, addr) = server();
     let (_netem, fronts) = netem(addr, &PATHS, &[]);
     let report = two_path_run(&fronts, &["-t", "8", "-R", "-P", "2"]);
-    assert_eq!(report["direction"], "download");
+    assert_eq!(report["start"]["mpquic"]["direction"], "download");
     check_both_paths_and_total(&report);
     check_receiver_figures(&report);
 }
@@ -167,7 +168,7 @@ fn download_over_two_emulated_paths_gets_their_summed_rate() {
 /// figure must be consistent: unread bytes include the out-of-order ones, so their peak is at least as high;
 /// the mean delay is at most the longest; peaks never fall from one interval to the next.
 fn check_receiver_figures(report: &Value) {
-    let r = &report["receiver"];
+    let r = &report["end"]["mpquic"]["receiver"];
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or_else(|| panic!("no {k} in {v:#}"));
     let fraction = f(r, "out_of_order_fraction");
     assert!(fraction > 0.0 && fraction < 1.0, "{r:#}");
@@ -186,7 +187,7 @@ fn check_receiver_figures(report: &Value) {
     assert!(!intervals.is_empty());
     let mut last = (0.0, 0.0);
     for i in intervals {
-        let ri = &i["receiver"];
+        let ri = &i["sum"]["mpquic"]["receiver"];
         let now = (f(ri, "max_out_of_order_bytes"), f(ri, "max_unread_bytes"));
         assert!(now.0 >= last.0 && now.1 >= last.1, "peaks fell: {intervals:#?}");
         assert!(now.0 <= f(r, "max_out_of_order_bytes"), "{ri:#} vs {r:#}");
@@ -201,21 +202,20 @@ fn a_path_taken_down_mid_run_does_not_stop_the_transfer() {
     // The handshake path (0, the faster one) goes down for good 3 s in.
     let (_netem, fronts) = netem(addr, &PATHS, &["--down", "0@3s"]);
     let report = two_path_run(&fronts, &["-t", "8"]);
-    assert_eq!(report["total"]["verified"], true);
+    assert_eq!(report["end"]["mpquic"]["total"]["verified"], true);
     let intervals = report["intervals"].as_array().unwrap();
-    // From 1.5 s after the outage until the client stops writing at 8 s. Uploads are measured at the client
-    // as bytes written, so intervals after 8 s only drain the send buffer (8 MiB by default: seconds at
-    // 20 Mbit/s) and count nothing.
+    // From 1.5 s after the outage until the client stops writing at 8 s (later intervals drain the send
+    // buffer over path 1).
     let after: Vec<&Value> = intervals
         .iter()
-        .filter(|i| (4.5..8.0).contains(&i["start"].as_f64().unwrap()))
+        .filter(|i| (4.5..8.0).contains(&i["sum"]["start"].as_f64().unwrap()))
         .collect();
     assert!(after.len() >= 2, "{report:#}");
     for i in after {
         // Path 1 alone: 20 Mbit/s; the connection keeps going at a good part of it.
-        let g = i["total_goodput_bps"].as_f64().unwrap();
+        let g = i["sum"]["bits_per_second"].as_f64().unwrap();
         assert!(g > 10e6, "goodput {g} after path 0 went down: {i:#}");
-        let p0 = i["paths"].as_array().unwrap().iter().find(|p| p["path"] == 0);
+        let p0 = i["streams"].as_array().unwrap().iter().find(|p| p["socket"] == 0);
         assert!(
             p0.is_none_or(|p| p["bytes"].as_u64().unwrap() < 100_000),
             "path 0 is down: {i:#}"

@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::{self, PathSeries};
 use crate::scenario::{Direction, Scenario, Topology};
@@ -86,7 +86,7 @@ pub struct FlowTotals {
 }
 
 /// Results of one path.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathResult {
     /// Index within the flow.
     pub path: usize,
@@ -113,7 +113,7 @@ pub struct PathResult {
 }
 
 /// The receiving end of a flow.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReceiverResult {
     /// Mean head-of-line delay (byte-weighted), ms: how long received bytes waited above a gap.
     pub hol_delay_mean_ms: f64,
@@ -130,7 +130,7 @@ pub struct ReceiverResult {
 }
 
 /// Flow completion times of a request workload.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ObjectsResult {
     /// Objects completed.
     pub count: usize,
@@ -147,7 +147,7 @@ pub struct ObjectsResult {
 }
 
 /// Chunks and playback of a video flow.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct VideoResult {
     /// Chunks downloaded in full.
     pub chunks: usize,
@@ -219,7 +219,7 @@ impl VideoResult {
 }
 
 /// Results of one flow.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlowResult {
     /// Name.
     pub name: String,
@@ -253,7 +253,7 @@ pub struct FlowResult {
 }
 
 /// Fairness on one bottleneck.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BottleneckResult {
     /// The link.
     pub link: String,
@@ -266,7 +266,7 @@ pub struct BottleneckResult {
 }
 
 /// Results of one run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// Scenario name.
     pub scenario: String,

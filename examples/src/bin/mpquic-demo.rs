@@ -46,7 +46,7 @@ struct Args {
     /// 1bit to 1000gbit, RTT more than 0 and at most 7200s (each direction gets half).
     #[arg(long = "link", value_name = "RATE/RTT", value_parser = parse_link)]
     links: Vec<DemoLink>,
-    /// Print the client's report as JSON instead of text.
+    /// Print the client's report as JSON instead of text (iperf3's layout, as `mpquic-perf --json`).
     #[arg(long)]
     json: bool,
 }
@@ -106,16 +106,18 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(demo::run(&options)) {
-        Ok(r) if args.json => match serde_json::to_string_pretty(&r.report) {
-            Ok(json) => {
-                println!("{json}");
-                ExitCode::SUCCESS
+        Ok(r) if args.json => {
+            match serde_json::to_string_pretty(&mpquic_tools::perf::iperf3::to_iperf3(&r.report)) {
+                Ok(json) => {
+                    println!("{json}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("mpquic-demo: {e}");
+                    ExitCode::FAILURE
+                }
             }
-            Err(e) => {
-                eprintln!("mpquic-demo: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        }
         Ok(r) => {
             print!("{}", summary_text(&r.report));
             let share = r.report.total.goodput_bps / r.capacity_bps as f64 * 100.0;

@@ -152,8 +152,9 @@ pub struct ClientArgs {
     #[arg(short = 'i', long, value_name = "SECS", default_value = "1", value_parser = parse_interval,
           allow_negative_numbers = true)]
     pub interval: f64,
-    /// Print the whole report as JSON (intervals and summary) instead of text; each interval and the summary
-    /// carry a `receiver` object with the reassembly and head-of-line figures of the client's receive side.
+    /// Print the whole report as JSON in iperf3's layout (`start`, `intervals[].streams[]` with one entry per
+    /// path, `intervals[].sum`, `end.sum_sent`/`end.sum_received`; docs/perf.md) instead of text; our own
+    /// figures are under `mpquic` keys, among them the receiver's reassembly and head-of-line figures.
     #[arg(long)]
     pub json: bool,
     /// No live progress display, even on a terminal.

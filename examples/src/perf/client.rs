@@ -13,7 +13,10 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 
 use super::display::Display;
-use super::report::{Interval, PathEventRecord, ReceiverFigures, Report, Sampler, Total, bps, summarize};
+use super::pattern::MAX_CHUNK;
+use super::report::{
+    Interval, PathEventRecord, ReceiverFigures, Report, Sampler, TestParams, Total, bps, summarize,
+};
 use super::stream::{receive_pattern, send_pattern};
 use super::wire::{Amount, Direction, Request};
 use super::{PerfError, transport_config};
@@ -115,6 +118,7 @@ pub async fn run(
         })?;
     let handshake_ms = t0.elapsed().as_secs_f64() * 1e3;
     let start = clock::now();
+    let started_unix = clock::unix_now();
     let events = Arc::new(Mutex::new(Vec::new()));
     let watcher = tokio::spawn(watch_paths(conn.clone(), start, events.clone()));
     let opener = tokio::spawn(open_paths(
@@ -142,7 +146,7 @@ pub async fn run(
 
     let mut sampler = Sampler::new(options.direction);
     let mut intervals = Vec::new();
-    let mut last = (0.0f64, 0u64);
+    let mut last = 0.0f64;
     let tick = Duration::from_millis(100);
     let mut total = 0u64;
     let mut verified = true;
@@ -167,23 +171,36 @@ pub async fn run(
             Amount::Bytes(_) => so_far,
             Amount::Time(_) => (elapsed * 10.0) as u64,
         };
-        display.progress(elapsed, so_far, &conn.all_path_stats(), position);
-        if options.interval > 0.0 && elapsed - last.0 >= options.interval {
-            let secs = elapsed - last.0;
-            let i = Interval {
-                start: last.0,
-                end: elapsed,
-                paths: sampler.sample(&conn.all_path_stats(), secs),
-                total_bytes: so_far - last.1,
-                total_goodput_bps: bps(so_far - last.1, secs),
-                receiver: ReceiverFigures::from(&conn.stats().reassembly),
-            };
+        display.progress(elapsed, &conn.all_path_stats(), position);
+        if options.interval > 0.0 && elapsed - last >= options.interval {
+            let paths = sampler.sample(&conn.all_path_stats(), elapsed - last);
+            let i = Interval::of(
+                last,
+                elapsed,
+                paths,
+                ReceiverFigures::from(&conn.stats().reassembly),
+            );
             display.interval(&i);
             intervals.push(i);
-            last = (elapsed, so_far);
+            last = elapsed;
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    // The last, shorter interval: from the last sample to the end of the transfer (every byte is delivered by
+    // now), unless it is empty.
+    if options.interval > 0.0 && seconds > last {
+        let paths = sampler.sample(&conn.all_path_stats(), seconds - last);
+        if paths.iter().any(|p| p.bytes > 0) {
+            let i = Interval::of(
+                last,
+                seconds,
+                paths,
+                ReceiverFigures::from(&conn.stats().reassembly),
+            );
+            display.interval(&i);
+            intervals.push(i);
+        }
+    }
     opener.abort();
     watcher.abort();
     let stats = conn.all_path_stats();
@@ -197,6 +214,19 @@ pub async fn run(
     let events = events.lock().await.clone();
     Ok(Report {
         server: options.server,
+        started_unix,
+        test: TestParams {
+            duration: match options.amount {
+                Amount::Time(d) => d.as_secs_f64(),
+                Amount::Bytes(_) => 0.0,
+            },
+            bytes: match options.amount {
+                Amount::Bytes(n) => n,
+                Amount::Time(_) => 0,
+            },
+            blksize: MAX_CHUNK as u64,
+            interval: options.interval,
+        },
         direction: options.direction,
         streams: options.streams,
         cc: options.cc.clone(),

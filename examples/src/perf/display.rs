@@ -56,8 +56,9 @@ impl Display {
         }
     }
 
-    /// Updates the progress line: elapsed time, bytes so far, and each path's rate since the last update.
-    pub fn progress(&mut self, elapsed: f64, moved: u64, stats: &[PathStats], position: u64) {
+    /// Updates the progress line: elapsed time, bytes delivered so far, and each path's rate since the last
+    /// update (delivered bytes: acknowledged for an upload, received for a download).
+    pub fn progress(&mut self, elapsed: f64, stats: &[PathStats], position: u64) {
         let Some(bar) = &self.bar else { return };
         let secs = elapsed - self.last_tick;
         if secs < 0.25 {
@@ -73,7 +74,7 @@ impl Display {
         bar.set_position(position);
         bar.set_message(format!(
             "{elapsed:5.1} s  {}  {}",
-            fmt_bytes(moved),
+            fmt_bytes(self.rates.delivered()),
             paths.join("  ")
         ));
     }

@@ -3,12 +3,13 @@
 //! The server ([`server`]) answers streams; the client ([`client`]) connects, opens one path per `--path`,
 //! runs `-P` streams for `-t` seconds or `-n` bytes in either direction, and reports per path and in total
 //! ([`report`]): data carried, goodput, congestion window, smoothed RTT and retransmissions per interval, and a
-//! summary, as text or JSON. Every byte is checked against a pattern ([`pattern`]), so a reported goodput is
+//! summary, as text or JSON in iperf3's layout ([`iperf3`]). Every byte is checked against a pattern ([`pattern`]), so a reported goodput is
 //! data that arrived intact and in order. The protocol on the wire is in [`wire`].
 
 pub mod cli;
 pub mod client;
 pub mod display;
+pub mod iperf3;
 pub mod pattern;
 pub mod report;
 pub mod server;
@@ -208,7 +209,8 @@ async fn run_client(a: ClientArgs) -> Result<(), PerfError> {
     display.finish();
     let report = result?;
     if a.json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| PerfError::Task(e.to_string()))?;
+        let json = serde_json::to_string_pretty(&iperf3::to_iperf3(&report))
+            .map_err(|e| PerfError::Task(e.to_string()))?;
         println!("{json}");
     } else {
         print!("{}", report::summary_text(&report));

@@ -1,9 +1,12 @@
 //! What a perf run reports: samples per path and interval, the summary per path and in total, and their text
 //! and JSON forms.
 //!
-//! Per-path "data" is the STREAM payload the path carried in the measured direction (sent by the client for
-//! an upload, received by it for a download; retransmissions and duplicates included), so it is the path's
-//! share of the goodput; the total is what the application delivered, checked byte by byte.
+//! Interval and path figures count bytes **delivered**: for an upload, the STREAM payload of the packets the
+//! client sent on the path and the server acknowledged (`PathStats::stream_bytes_acked`); for a download, the
+//! STREAM payload the client received on the path (`PathStats::stream_bytes_received`). An interval's sum is
+//! the sum of its path rows, so it can never exceed what the paths carried; bytes written into the send
+//! buffer but not yet acknowledged are not counted. The run's verified total ([`Total`]) is what the
+//! application delivered, checked byte by byte. docs/perf.md describes the accounting.
 //!
 //! The receiver's figures ([`ReceiverFigures`]) are the receiving connection's reassembly statistics
 //! (`mpquic::runtime::ReassemblyStats`, defined in docs/receive-windows.md): the client's for a download, the
@@ -24,7 +27,8 @@ use super::wire::Direction;
 pub struct PathSample {
     /// Path ID.
     pub path: u32,
-    /// STREAM payload bytes carried in the measured direction during the interval.
+    /// STREAM payload bytes delivered on the path during the interval (acknowledged for an upload, received
+    /// for a download).
     pub bytes: u64,
     /// `bytes` as bits per second.
     pub goodput_bps: f64,
@@ -32,6 +36,10 @@ pub struct PathSample {
     pub cwnd: u64,
     /// Smoothed RTT at the end of the interval (ms).
     pub srtt_ms: f64,
+    /// RTT variation at the end of the interval (ms).
+    pub rttvar_ms: f64,
+    /// Maximum UDP payload on the path at the end of the interval (bytes).
+    pub mtu: u16,
     /// Packets this side sent on the path and declared lost during the interval (their data is retransmitted).
     pub retransmissions: u64,
 }
@@ -88,12 +96,28 @@ pub struct Interval {
     pub end: f64,
     /// One sample per path alive in the interval.
     pub paths: Vec<PathSample>,
-    /// Application bytes moved in the interval (written for an upload, read for a download).
+    /// Bytes delivered in the interval over all paths: the sum of the paths' `bytes`.
     pub total_bytes: u64,
     /// `total_bytes` as bits per second.
     pub total_goodput_bps: f64,
     /// The client's receive side at the end of the interval (meaningful for a download).
     pub receiver: ReceiverFigures,
+}
+
+impl Interval {
+    /// The interval from `start` to `end` (seconds since the transfer began) of these path samples; its sum
+    /// is theirs.
+    pub fn of(start: f64, end: f64, paths: Vec<PathSample>, receiver: ReceiverFigures) -> Interval {
+        let total_bytes = paths.iter().map(|p| p.bytes).sum();
+        Interval {
+            start,
+            end,
+            paths,
+            total_bytes,
+            total_goodput_bps: bps(total_bytes, end - start),
+            receiver,
+        }
+    }
 }
 
 /// One path over the whole run.
@@ -109,8 +133,10 @@ pub struct PathSummary {
     pub backup: bool,
     /// Abandoned by either side.
     pub abandoned: bool,
-    /// STREAM payload bytes carried in the measured direction.
+    /// STREAM payload bytes delivered on the path (acknowledged for an upload, received for a download).
     pub bytes: u64,
+    /// STREAM payload bytes this side sent on the path (retransmissions included).
+    pub stream_bytes_sent: u64,
     /// `bytes` over the run's duration, in bits per second.
     pub goodput_bps: f64,
     /// UDP payload bytes sent and received on the path.
@@ -153,11 +179,28 @@ pub struct PathEventRecord {
     pub path: u32,
 }
 
+/// What the run was asked to do (iperf3's `test_start`).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct TestParams {
+    /// Requested duration in seconds (0 for a byte count).
+    pub duration: f64,
+    /// Requested bytes over all streams (0 for a duration).
+    pub bytes: u64,
+    /// Largest chunk handed to a stream at once (bytes).
+    pub blksize: u64,
+    /// Seconds between interval samples (0: none).
+    pub interval: f64,
+}
+
 /// A client's report.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Report {
     /// The server.
     pub server: SocketAddr,
+    /// When the transfer started, in seconds since the Unix epoch (wall clock).
+    pub started_unix: f64,
+    /// The request.
+    pub test: TestParams,
     /// Upload or download.
     pub direction: Direction,
     /// Parallel streams.
@@ -196,11 +239,20 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Bytes a path carried in the measured direction, as seen by the client.
+/// Bytes a path delivered in the measured direction, as seen by the client: acknowledged by the server for an
+/// upload, received for a download.
 pub fn path_bytes(s: &PathStats, direction: Direction) -> u64 {
     match direction {
-        Direction::Upload => s.stream_bytes_sent,
+        Direction::Upload => s.stream_bytes_acked,
         Direction::Download => s.stream_bytes_received,
+    }
+}
+
+/// What the summary and the JSON say the figures count.
+pub fn accounting(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Upload => "acknowledged",
+        Direction::Download => "received",
     }
 }
 
@@ -209,6 +261,7 @@ pub fn path_bytes(s: &PathStats, direction: Direction) -> u64 {
 pub struct Sampler {
     direction: Direction,
     last: BTreeMap<PathId, (u64, u64)>,
+    delivered: u64,
 }
 
 impl Sampler {
@@ -217,7 +270,13 @@ impl Sampler {
         Sampler {
             direction,
             last: BTreeMap::new(),
+            delivered: 0,
         }
+    }
+
+    /// Bytes delivered over all paths up to the last sample (a path's bytes stay counted after it is gone).
+    pub fn delivered(&self) -> u64 {
+        self.delivered
     }
 
     /// The samples of the interval that ends with the snapshot `stats`, `secs` long.
@@ -228,12 +287,15 @@ impl Sampler {
                 let now = (path_bytes(s, self.direction), s.packets_lost);
                 let (bytes0, lost0) = self.last.insert(s.path, now).unwrap_or((0, 0));
                 let bytes = now.0.saturating_sub(bytes0);
+                self.delivered = self.delivered.saturating_add(bytes);
                 PathSample {
                     path: s.path.0,
                     bytes,
                     goodput_bps: bps(bytes, secs),
                     cwnd: s.cwnd,
                     srtt_ms: ms(s.srtt),
+                    rttvar_ms: ms(s.rttvar),
+                    mtu: s.mtu,
                     retransmissions: now.1.saturating_sub(lost0),
                 }
             })
@@ -254,6 +316,7 @@ pub fn summarize(stats: &[PathStats], direction: Direction, secs: f64) -> Vec<Pa
                 backup: s.backup,
                 abandoned: s.abandoned,
                 bytes,
+                stream_bytes_sent: s.stream_bytes_sent,
                 goodput_bps: bps(bytes, secs),
                 udp_bytes_sent: s.bytes_sent,
                 udp_bytes_received: s.bytes_received,
@@ -375,7 +438,16 @@ pub fn summary_text(r: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "[TOTAL] {} in {:.2} s = {}{}",
+        "(intervals and path rows count bytes {} by the {})",
+        accounting(r.direction),
+        match r.direction {
+            Direction::Upload => "server",
+            Direction::Download => "client",
+        }
+    );
+    let _ = writeln!(
+        out,
+        "[TOTAL] {} delivered in {:.2} s = {}{}",
         fmt_bytes(r.total.bytes),
         r.total.seconds,
         fmt_rate(r.total.goodput_bps),
@@ -395,7 +467,7 @@ pub fn summary_text(r: &Report) -> String {
 mod tests {
     use super::*;
 
-    fn stats(path: u32, sent: u64, lost: u64) -> PathStats {
+    fn stats(path: u32, acked: u64, lost: u64) -> PathStats {
         PathStats {
             path: PathId(path),
             remote: "127.0.0.1:1".parse().unwrap(),
@@ -412,8 +484,9 @@ mod tests {
             latest_rtt: Duration::from_millis(20),
             bytes_sent: 0,
             bytes_received: 0,
-            stream_bytes_sent: sent,
+            stream_bytes_sent: acked + 1_000,
             stream_bytes_received: 0,
+            stream_bytes_acked: acked,
             packets_sent: 0,
             packets_received: 0,
             packets_lost: lost,
@@ -436,11 +509,22 @@ mod tests {
             (500_000, 8e6, 0)
         );
         assert_eq!((b[1].path, b[1].bytes, b[1].goodput_bps), (1, 250_000, 4e6));
+        // Delivered so far: 1 MB, then 0.5 MB more on path 0 and 0.25 MB on path 1.
+        assert_eq!(s.delivered(), 1_750_000);
         // A download measures received bytes, which these paths have none of.
         assert_eq!(
             Sampler::new(Direction::Download).sample(&[stats(0, 9, 0)], 1.0)[0].bytes,
             0
         );
+    }
+
+    #[test]
+    fn an_interval_sums_its_path_rows() {
+        let mut s = Sampler::new(Direction::Upload);
+        let paths = s.sample(&[stats(0, 300_000, 0), stats(1, 200_000, 1)], 0.5);
+        let i = Interval::of(1.0, 1.5, paths, ReceiverFigures::default());
+        // 300 000 + 200 000 bytes in 0.5 s = 8 Mbit/s.
+        assert_eq!((i.total_bytes, i.total_goodput_bps), (500_000, 8e6));
     }
 
     #[test]

@@ -12,11 +12,18 @@
 //! `bench` runs the speed benchmark's reference case (`mpquic_netsim::bench`, `docs/simulator-speed.md`)
 //! and prints simulated seconds per wall-clock second.
 //!
-//! Runs that take more than two seconds of wall time report their progress on stderr.
+//! Runs that take more than two seconds of wall time report their progress on stderr; `sweep` and `study`
+//! show runs done out of the total and the time left (a progress bar on a terminal, plain lines otherwise).
+//!
+//! `sweep FILE --shard K/N --out DIR` and `study NAME --shard K/N` run the K-th of N deterministic slices
+//! (`mpquic_netsim::shard`) and write `shard-K-of-N.json`; `merge DIR...` checks that the shards of one input
+//! are all there and rebuilds the unsharded outputs: the sweep's table or JSON (byte for byte), the study's
+//! report (docs/cluster.md).
 //!
 //! `soak` runs the soak test (`netsim::soak`, `docs/soak.md`); for its memory figures this binary's global
 //! allocator is the counting one of `mpquic_netsim::soak::memory` (it forwards to the system allocator).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -26,8 +33,10 @@ use mpquic_netsim::Scenario;
 use mpquic_netsim::bench::{self, BenchCase, Figures};
 use mpquic_netsim::engine::{Engine, RunOutput};
 use mpquic_netsim::output::{self, table};
+use mpquic_netsim::progress::Progress;
 use mpquic_netsim::scenario::sweep;
-use mpquic_netsim::study::{self, Study, StudyError};
+use mpquic_netsim::shard::{self, Kind, Shard, ShardFile, ShardRun};
+use mpquic_netsim::study::{self, PartOutcome, RunRecord, Study, StudyError};
 use mpquic_netsim::units::parse_int_in;
 
 /// Deterministic network simulator for multipath QUIC.
@@ -48,10 +57,13 @@ enum Command {
     },
     /// Run a scenario once (its `[sweep]` section, if any, is ignored).
     Run(RunArgs),
-    /// Run a scenario across its `[sweep]` values and seeds.
-    Sweep(RunArgs),
+    /// Run a scenario across its `[sweep]` values and seeds (or one slice of them with --shard).
+    Sweep(SweepArgs),
     /// Run a whole study (every part, variant and seed) and write a markdown report with tables and plots.
     Study(StudyArgs),
+    /// Combine the shard files of a sharded sweep or study (`shard-K-of-N.json` in the given directories)
+    /// into the outputs of the unsharded run.
+    Merge(MergeArgs),
     /// Run the soak test: many connections with random paths opening and closing, random loss and link
     /// outages; check that every transfer arrives intact and report memory per connection.
     Soak(SoakArgs),
@@ -182,6 +194,45 @@ struct StudyArgs {
     /// Runs in parallel, 1 to 256 (default: the number of CPUs; never more than the study has runs).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = jobs)]
     jobs: Option<usize>,
+    /// Run only slice K of N (1 <= K <= N <= 10000: the runs at positions K-1, K-1+N, ...) and write its
+    /// results to OUT/NAME/shard-K-of-N.json and its plots under OUT/NAME; `merge OUT/NAME` writes the report.
+    #[arg(long, value_name = "K/N", value_parser = shard_spec)]
+    shard: Option<Shard>,
+}
+
+#[derive(Debug, clap::Args)]
+struct SweepArgs {
+    /// The scenario and the outputs.
+    #[command(flatten)]
+    run: RunArgs,
+    /// Run only slice K of N (1 <= K <= N <= 10000: the runs at positions K-1, K-1+N, ...); needs --out.
+    #[arg(long, value_name = "K/N", value_parser = shard_spec, requires = "out")]
+    shard: Option<Shard>,
+    /// Write the runs' results to DIR/shard-K-of-N.json (1-of-1 without --shard) for `merge`, instead of
+    /// printing the table.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct MergeArgs {
+    /// Directories holding the shard files (or the shard files themselves).
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Sweep: print the results as JSON instead of a table (as `sweep --json`).
+    #[arg(long)]
+    json: bool,
+    /// Study: directory the report is written into (`DIR/NAME/report.md`).
+    #[arg(long, value_name = "DIR", default_value = "study-reports")]
+    out: PathBuf,
+}
+
+fn shard_spec(s: &str) -> Result<Shard, String> {
+    Shard::parse(s).map_err(|e| {
+        e.to_string()
+            .trim_start_matches(&format!("--shard {s:?}: "))
+            .to_owned()
+    })
 }
 
 #[derive(Debug, clap::Args)]
@@ -221,7 +272,17 @@ fn main() -> ExitCode {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
+            let mut lines = text.lines();
+            let mut first = lines.next().unwrap_or("bad arguments").to_owned();
+            // "the following required arguments were not provided:" lists them on the lines below: keep them
+            // on the one line.
+            if first.ends_with(':') {
+                let rest: Vec<&str> = lines
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                first = format!("{first} {}", rest.join(", "));
+            }
             return usage_error(first.trim_start_matches("error: "));
         }
     };
@@ -230,6 +291,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Sweep(args) => sweep_cmd(&args),
         Command::Study(args) => study_cmd(&args),
+        Command::Merge(args) => merge_cmd(&args),
         Command::Soak(args) => soak_cmd(&args),
         Command::Bench(args) => bench_cmd(&args),
     }
@@ -506,6 +568,11 @@ fn wall_now() -> Instant {
 
 /// Runs one scenario, printing progress on stderr once it has taken more than two seconds.
 fn simulate(scenario: Scenario, label: &str) -> Result<RunOutput, String> {
+    simulate_with(scenario, label, &|line| eprintln!("{line}"))
+}
+
+/// Runs one scenario, handing a progress line to `status` every second once it has taken more than two.
+fn simulate_with(scenario: Scenario, label: &str, status: &dyn Fn(&str)) -> Result<RunOutput, String> {
     let started = wall_now();
     let mut engine = Engine::new(scenario).map_err(|e| e.to_string())?;
     let end = engine.end();
@@ -519,12 +586,12 @@ fn simulate(scenario: Scenario, label: &str) -> Result<RunOutput, String> {
             && now.duration_since(last_report) >= Duration::from_secs(1)
         {
             last_report = now;
-            eprintln!(
+            status(&format!(
                 "{label}: {:.1} / {:.1} s simulated ({:.1} s wall)",
                 engine.now().since_epoch().as_secs_f64(),
                 end.since_epoch().as_secs_f64(),
                 now.duration_since(started).as_secs_f64()
-            );
+            ));
         }
     }
     Ok(engine.finish())
@@ -591,60 +658,27 @@ fn run(args: &RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn sweep_cmd(args: &RunArgs) -> ExitCode {
-    let text = match read(args) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    let runs = match sweep::expand(&text) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{}: {e}", args.file.display());
-            return ExitCode::FAILURE;
-        }
-    };
-    let total = runs.len();
-    let mut rows = Vec::with_capacity(total);
-    let mut json = Vec::with_capacity(total);
-    for run in runs {
-        let label = format!(
-            "run {}/{total} ({})",
-            run.index.saturating_add(1),
-            sweep::describe(&run.settings, run.seed)
-        );
-        eprintln!("{label}");
-        let out = match simulate(run.scenario, &label) {
-            Ok(o) => o,
-            Err(e) => {
-                eprintln!("{}: {label} failed: {e}", args.file.display());
-                return ExitCode::from(RUN_FAILED);
-            }
-        };
-        let sub = |d: &PathBuf| d.join(format!("run{}", run.index));
-        if let Err(e) = write_series(
-            &out,
-            args.csv.as_ref().map(sub).as_ref(),
-            args.plot.as_ref().map(sub).as_ref(),
-        ) {
-            eprintln!("{e}");
-            return ExitCode::from(RUN_FAILED);
-        }
-        if args.json {
-            json.push(serde_json::json!({
-                "index": run.index,
-                "settings": run.settings,
-                "seed": run.seed,
-                "result": out.result,
-            }));
-        }
-        rows.push(table::SweepRow {
-            settings: run.settings,
-            seed: run.seed,
-            result: out.result,
-        });
-    }
-    if args.json {
-        match output::json::value_to_json(&json) {
+/// Whether progress goes to a terminal (a bar) or elsewhere (plain lines).
+fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// Prints a sweep's results as the unsharded `sweep` does: a table, or JSON with `json`.
+fn print_sweep(rows: Vec<table::SweepRow>, indices: &[usize], json: bool) -> ExitCode {
+    if json {
+        let values: Vec<serde_json::Value> = rows
+            .iter()
+            .zip(indices)
+            .map(|(row, index)| {
+                serde_json::json!({
+                    "index": index,
+                    "settings": row.settings,
+                    "seed": row.seed,
+                    "result": row.result,
+                })
+            })
+            .collect();
+        match output::json::value_to_json(&values) {
             Ok(j) => println!("{j}"),
             Err(e) => {
                 eprintln!("{e}");
@@ -657,7 +691,198 @@ fn sweep_cmd(args: &RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Runs one study or all of them; prints each report's path.
+fn sweep_cmd(args: &SweepArgs) -> ExitCode {
+    let file = &args.run.file;
+    let text = match read(&args.run) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    let runs = match sweep::expand(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let total = runs.len();
+    // `--out` without `--shard` is the one slice of one.
+    let shard = args
+        .out
+        .as_ref()
+        .map(|_| args.shard.unwrap_or(Shard { k: 1, n: 1 }));
+    let runs: Vec<_> = runs
+        .into_iter()
+        .filter(|r| shard.is_none_or(|s| s.takes(r.index)))
+        .collect();
+    let short = file.file_name().map_or_else(
+        || file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let name = match shard {
+        Some(s) => format!("{short} {}/{}", s.k, s.n),
+        None => short,
+    };
+    let progress = Progress::new(&name, runs.len() as u64, stderr_is_terminal());
+    let mut rows = Vec::with_capacity(runs.len());
+    let mut indices = Vec::with_capacity(runs.len());
+    for run in runs {
+        let label = format!(
+            "run {}/{total} ({})",
+            run.index.saturating_add(1),
+            sweep::describe(&run.settings, run.seed)
+        );
+        progress.status(&label);
+        let out = match simulate_with(run.scenario, &label, &|line| progress.status(line)) {
+            Ok(o) => o,
+            Err(e) => {
+                progress.finish();
+                eprintln!("{}: {label} failed: {e}", file.display());
+                return ExitCode::from(RUN_FAILED);
+            }
+        };
+        let sub = |d: &PathBuf| d.join(format!("run{}", run.index));
+        if let Err(e) = write_series(
+            &out,
+            args.run.csv.as_ref().map(sub).as_ref(),
+            args.run.plot.as_ref().map(sub).as_ref(),
+        ) {
+            progress.finish();
+            eprintln!("{e}");
+            return ExitCode::from(RUN_FAILED);
+        }
+        progress.run_done();
+        indices.push(run.index);
+        rows.push(table::SweepRow {
+            settings: run.settings,
+            seed: run.seed,
+            result: out.result,
+        });
+    }
+    progress.finish();
+    let (Some(shard), Some(dir)) = (shard, args.out.as_ref()) else {
+        return print_sweep(rows, &indices, args.run.json);
+    };
+    let file_out = ShardFile {
+        format: shard::FORMAT,
+        kind: Kind::Sweep,
+        source: file.clone(),
+        fingerprint: shard::fingerprint([text.as_bytes()]),
+        quick: false,
+        shard,
+        total,
+        runs: rows
+            .into_iter()
+            .zip(indices)
+            .map(|(row, index)| ShardRun {
+                part: None,
+                index,
+                position: index,
+                settings: row.settings,
+                seed: row.seed,
+                result: row.result,
+                plotted: false,
+            })
+            .collect(),
+    };
+    match file_out.write(dir) {
+        Ok(path) => {
+            println!("{}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(RUN_FAILED)
+        }
+    }
+}
+
+/// The study with only the runs of `shard` (positions over all parts in order, as `Study::run` numbers
+/// them).
+fn study_slice(s: &Study, shard: Shard) -> Study {
+    let mut slice = s.clone();
+    let mut position = 0usize;
+    for part in &mut slice.parts {
+        part.runs.retain(|_| {
+            let take = shard.takes(position);
+            position = position.saturating_add(1);
+            take
+        });
+    }
+    slice
+}
+
+/// Whether `record` of `part` is the first seed of its setting in the whole part (the run the report plots).
+fn plotted(part: &study::Part, record: &RunRecord) -> bool {
+    part.spec.plots
+        && part
+            .runs
+            .iter()
+            .find(|r| r.settings == record.settings)
+            .is_some_and(|r| r.index == record.index)
+}
+
+/// Runs slice `shard` of study `s`: writes the plots of its plotted runs where the report expects them and
+/// the shard file into `out/NAME/`; returns the shard file's path.
+fn study_shard(
+    s: &Study,
+    shard: Shard,
+    outcomes: Vec<PartOutcome>,
+    out: &std::path::Path,
+) -> Result<PathBuf, String> {
+    let root = out.join(&s.header.name);
+    let mut positions = std::collections::BTreeMap::new();
+    let mut position = 0usize;
+    for part in &s.parts {
+        for run in &part.runs {
+            positions.insert((part.spec.name.clone(), run.index), position);
+            position = position.saturating_add(1);
+        }
+    }
+    let mut runs = Vec::new();
+    for (part, outcome) in s.parts.iter().zip(outcomes) {
+        for record in outcome.runs {
+            let is_plotted = plotted(part, &record);
+            if is_plotted {
+                if let Some(series) = &record.series {
+                    // As the report names and titles them (study::report::write).
+                    let dir = root.join(&part.spec.name).join(format!("run{}", record.index));
+                    let title = format!(
+                        "{} {} (seed {})",
+                        s.header.name,
+                        record.setting_label(),
+                        record.seed
+                    );
+                    output::plot::write_plots(&dir, &title, series).map_err(|e| e.to_string())?;
+                }
+            }
+            runs.push(ShardRun {
+                part: Some(part.spec.name.clone()),
+                index: record.index,
+                position: positions
+                    .get(&(part.spec.name.clone(), record.index))
+                    .copied()
+                    .unwrap_or(usize::MAX),
+                settings: record.settings,
+                seed: record.seed,
+                result: record.result,
+                plotted: is_plotted,
+            });
+        }
+    }
+    let file = ShardFile {
+        format: shard::FORMAT,
+        kind: Kind::Study,
+        source: s.manifest.clone(),
+        fingerprint: shard::study_fingerprint(s).map_err(|e| e.to_string())?,
+        quick: s.quick,
+        shard,
+        total: s.run_count(),
+        runs,
+    };
+    file.write(&root).map_err(|e| e.to_string())
+}
+
+/// Runs one study or all of them; prints each report's path (or each shard file's with --shard).
 fn study_cmd(args: &StudyArgs) -> ExitCode {
     let manifests = if args.name == "all" {
         study::list(&args.dir)
@@ -692,13 +917,39 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
         .max(1);
     let started = wall_now();
     let mut index = String::from("| study | runs | wall s | report |\n|---|---|---|---|\n");
-    for s in &studies {
+    for full in &studies {
+        let s = match args.shard {
+            Some(shard) => study_slice(full, shard),
+            None => full.clone(),
+        };
         let name = s.header.name.clone();
         let t0 = wall_now();
         // `Study::run` uses no more threads than there are runs.
         let threads = jobs.min(s.run_count().max(1));
-        eprintln!("study {name}: {} runs on {threads} thread(s)", s.run_count());
-        let outcomes = match s.run(jobs, simulate) {
+        let progress = Progress::new(
+            &format!("study {name}"),
+            s.run_count() as u64,
+            stderr_is_terminal(),
+        );
+        progress.println(&format!(
+            "study {name}: {} runs on {threads} thread(s){}",
+            s.run_count(),
+            args.shard.map_or_else(String::new, |k| format!(
+                " (shard {}/{} of {} runs)",
+                k.k,
+                k.n,
+                full.run_count()
+            ))
+        ));
+        let run_one = |scenario: Scenario, label: &str| {
+            progress.status(label);
+            let r = simulate_with(scenario, label, &|line| progress.status(line));
+            progress.run_done();
+            r
+        };
+        let result = s.run(jobs, run_one);
+        progress.finish();
+        let outcomes = match result {
             Ok(o) => o,
             Err(e @ StudyError::Run { .. }) => {
                 eprintln!("study {name}: {e}");
@@ -710,9 +961,23 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
             }
         };
         let wall = wall_now().duration_since(t0).as_secs_f64();
+        if let Some(shard) = args.shard {
+            match study_shard(full, shard, outcomes, &args.out) {
+                Ok(path) => println!(
+                    "{name}: {} runs, {wall:.1} s wall: {}",
+                    s.run_count(),
+                    path.display()
+                ),
+                Err(e) => {
+                    eprintln!("study {name}: {e}");
+                    return ExitCode::from(RUN_FAILED);
+                }
+            }
+            continue;
+        }
         let quick = if args.quick { " --quick" } else { "" };
         let command = format!("mpquic-sim study {name}{quick}");
-        match study::report::write(&args.out, s, &outcomes, &command, Some(wall)) {
+        match study::report::write(&args.out, &s, &outcomes, &command, Some(wall)) {
             Ok(report) => {
                 println!(
                     "{name}: {} runs, {wall:.1} s wall: {}",
@@ -730,7 +995,7 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
             }
         }
     }
-    if studies.len() > 1 {
+    if studies.len() > 1 && args.shard.is_none() {
         let total = wall_now().duration_since(started).as_secs_f64();
         index.push_str(&format!("\nTotal wall time {total:.1} s.\n"));
         let path = args.out.join("index.md");
@@ -745,4 +1010,108 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// `merge`: the shards of one sweep (printed as `sweep` prints) or one study (its report written).
+fn merge_cmd(args: &MergeArgs) -> ExitCode {
+    let merged = match shard::collect(&args.dirs) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("merge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match merged.kind {
+        Kind::Sweep => {
+            let indices: Vec<usize> = merged.runs.iter().map(|r| r.index).collect();
+            let rows = merged
+                .runs
+                .into_iter()
+                .map(|r| table::SweepRow {
+                    settings: r.settings,
+                    seed: r.seed,
+                    result: r.result,
+                })
+                .collect();
+            print_sweep(rows, &indices, args.json)
+        }
+        Kind::Study => merge_study(args, merged),
+    }
+}
+
+fn merge_study(args: &MergeArgs, merged: shard::Merged) -> ExitCode {
+    let s = match Study::load(&merged.source, merged.quick) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("merge: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match shard::study_fingerprint(&s) {
+        Ok(f) if f == merged.fingerprint => {}
+        Ok(_) => {
+            eprintln!(
+                "merge: {} or its scenario files changed since the shards ran",
+                merged.source.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("merge: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let mut by_part: std::collections::BTreeMap<String, Vec<RunRecord>> = std::collections::BTreeMap::new();
+    for r in merged.runs {
+        by_part
+            .entry(r.part.unwrap_or_default())
+            .or_default()
+            .push(RunRecord {
+                settings: r.settings,
+                seed: r.seed,
+                index: r.index,
+                result: r.result,
+                // The shard wrote the plots; the report links them.
+                series: r.plotted.then(Vec::new),
+            });
+    }
+    let mut outcomes = Vec::with_capacity(s.parts.len());
+    for part in &s.parts {
+        let mut runs = by_part.remove(&part.spec.name).unwrap_or_default();
+        runs.sort_by_key(|r| r.index);
+        if runs.len() != part.runs.len() {
+            eprintln!(
+                "merge: part \"{}\" has {} runs in the shards, the study {}",
+                part.spec.name,
+                runs.len(),
+                part.runs.len()
+            );
+            return ExitCode::FAILURE;
+        }
+        outcomes.push(PartOutcome {
+            name: part.spec.name.clone(),
+            runs,
+        });
+    }
+    let quick = if merged.quick { " --quick" } else { "" };
+    let command = format!(
+        "mpquic-sim study {}{quick} --shard K/{} (K = 1 … {}), then mpquic-sim merge",
+        s.header.name, merged.shards, merged.shards
+    );
+    match study::report::write(&args.out, &s, &outcomes, &command, None) {
+        Ok(report) => {
+            println!(
+                "{}: {} runs merged from {} shards: {}",
+                s.header.name,
+                s.run_count(),
+                merged.shards,
+                report.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("merge: {e}");
+            ExitCode::from(RUN_FAILED)
+        }
+    }
 }

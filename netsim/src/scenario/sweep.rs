@@ -166,7 +166,7 @@ impl SweepSpec {
 }
 
 /// One parameter assignment of a sweep run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Setting {
     /// The parameter path(s), joined with `,`.
     pub parameter: String,

@@ -397,7 +397,10 @@ pub fn write(
                 if let Some(series) = &run.series {
                     let sub = format!("run{}", run.index);
                     let title = format!("{} {} (seed {})", h.name, run.setting_label(), run.seed);
-                    plot::write_plots(&part_dir.join(&sub), &title, series)?;
+                    // A merge of shards passes no samples: the shard that ran the run wrote its plots.
+                    if !series.is_empty() {
+                        plot::write_plots(&part_dir.join(&sub), &title, series)?;
+                    }
                     for q in ["throughput", "cwnd", "rtt"] {
                         links.push(format!("[{q}]({}/{sub}/{q}.svg)", part.spec.name));
                     }

@@ -125,6 +125,10 @@ pub struct PathStats {
     pub stream_bytes_sent: u64,
     /// STREAM frame payload bytes received on the path, duplicates included.
     pub stream_bytes_received: u64,
+    /// STREAM frame payload bytes of packets sent on the path that the peer acknowledged: the path's share of
+    /// the data delivered (a byte sent twice and acknowledged twice, as the redundant scheduler does, counts
+    /// twice; a copy declared lost does not count).
+    pub stream_bytes_acked: u64,
     /// Packets sent on the path (1-RTT and, on path 0, the handshake's).
     pub packets_sent: u64,
     /// Packets received and decrypted on the path (1-RTT).
@@ -603,6 +607,7 @@ impl Connection {
             bytes_received: p.bytes_received,
             stream_bytes_sent: p.stream_bytes_sent,
             stream_bytes_received: p.stream_bytes_received,
+            stream_bytes_acked: p.stream_bytes_acked,
             packets_sent: p.packets_sent,
             packets_received: p.packets_received,
             packets_lost: p.packets_lost,

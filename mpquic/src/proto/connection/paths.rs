@@ -36,6 +36,8 @@ pub(super) struct Path {
     /// STREAM frame payload bytes sent (retransmissions included) and received (duplicates included) here.
     pub(super) stream_bytes_sent: u64,
     pub(super) stream_bytes_received: u64,
+    /// STREAM frame payload bytes of packets sent here that the peer acknowledged.
+    pub(super) stream_bytes_acked: u64,
     /// Packets sent, received (decrypted) and declared lost on this path.
     pub(super) packets_sent: u64,
     pub(super) packets_received: u64,
@@ -80,6 +82,18 @@ pub(super) struct Path {
 }
 
 impl Path {
+    /// Counts the STREAM payload of packets sent on this path that the peer just acknowledged.
+    pub(super) fn count_stream_acked<'a>(&mut self, acked: impl Iterator<Item = &'a Records>) {
+        let bytes: u64 = acked
+            .flatten()
+            .map(|r| match r {
+                super::frames_out::FrameRecord::Stream(s) => s.len,
+                _ => 0,
+            })
+            .sum();
+        self.stream_bytes_acked = self.stream_bytes_acked.saturating_add(bytes);
+    }
+
     /// Path 0 at connection start.
     pub(super) fn handshake_path(
         remote: SocketAddr,
@@ -128,6 +142,7 @@ impl Path {
             bytes_sent: 0,
             stream_bytes_sent: 0,
             stream_bytes_received: 0,
+            stream_bytes_acked: 0,
             packets_sent: 0,
             packets_received: 0,
             packets_lost: 0,

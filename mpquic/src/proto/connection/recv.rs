@@ -563,6 +563,9 @@ impl Connection {
             outcome.acked.len() as u64,
             outcome.ecn_ce_increased,
         );
+        if let Some(p) = self.paths.get_mut(&path_id) {
+            p.count_stream_acked(outcome.acked.iter().map(|r| &r.frames));
+        }
         for r in outcome.acked {
             self.on_records_acked(r.frames);
         }

@@ -1,0 +1,167 @@
+//! The interval accounting of `mpquic-perf` end to end: `mpquic-perf server`, `mpquic-netem` with two paths
+//! and `mpquic-perf client --json` as separate processes on loopback. In every interval the sum is the sum of
+//! the path rows (within one packet per path), no interval delivers more than the emulated paths can carry
+//! (110 % of their rate, plus the measurement granularity), and no interval before the last is empty.
+//!
+//! The rates are low (6 and 3 Mbit/s) so that a loaded two-core machine keeps up; only these structural
+//! properties are checked, no goodput target.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+const PERF: &str = env!("CARGO_BIN_EXE_mpquic-perf");
+const NETEM: &str = env!("CARGO_BIN_EXE_mpquic-netem");
+
+/// The two runs share two cores: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// 6 Mbit/s with a 20 ms RTT and 3 Mbit/s with a 40 ms RTT.
+const PATHS: [&str; 2] = ["rate=6mbit,delay=10ms", "rate=3mbit,delay=20ms"];
+const CAPACITY_BPS: f64 = 9e6;
+/// One full-size packet (the largest UDP payload path MTU discovery reaches on loopback is below it).
+const PACKET: f64 = 1_500.0;
+/// The granularity of acknowledged bytes: a receiver may hold its acknowledgement back by up to its
+/// max_ack_delay (RFC 9000 §13.2.1; 25 ms by default, §18.2), so an interval boundary can shift what the
+/// paths delivered in 25 ms at their full rate (9 Mbit/s × 25 ms = 28 125 bytes) into the next interval,
+/// and one packet per path on top.
+const GRANULARITY: f64 = CAPACITY_BPS / 8.0 * 0.025 + 2.0 * PACKET;
+
+/// A child process killed when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Reads the child's stdout until `pick` has found `want` values (the rest keeps draining).
+fn read_until<T>(child: &mut Child, mut pick: impl FnMut(&str) -> Option<T>, mut want: usize) -> Vec<T> {
+    let out = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(out).lines();
+    let mut found = Vec::new();
+    while want > 0 {
+        let line = lines.next().expect("process ended early").unwrap();
+        if let Some(t) = pick(&line) {
+            found.push(t);
+            want -= 1;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    found
+}
+
+/// Server, emulator and client; returns the client's JSON report.
+fn run(extra: &[&str]) -> Value {
+    let mut server = Command::new(PERF)
+        .args(["server", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr: SocketAddr = read_until(
+        &mut server,
+        |l| {
+            l.strip_prefix("mpquic-perf server listening on ")
+                .map(|a| a.parse().unwrap())
+        },
+        1,
+    )[0];
+    let _server = Proc(server);
+    let mut netem = Command::new(NETEM);
+    netem.args(["--server", &addr.to_string(), "--listen", "127.0.0.1:0"]);
+    for p in PATHS {
+        netem.args(["--path", p]);
+    }
+    let mut netem = netem.stdout(Stdio::piped()).spawn().unwrap();
+    // "path k: client -> FRONT ... BACK -> server"
+    let fronts: Vec<SocketAddr> = read_until(
+        &mut netem,
+        |l| {
+            let rest = l.strip_prefix("path ")?.split_once("client -> ")?.1;
+            rest.split_whitespace().next()?.parse().ok()
+        },
+        PATHS.len(),
+    );
+    let _netem = Proc(netem);
+    let second = format!("127.0.0.1={}", fronts[1]);
+    let out = Command::new(PERF)
+        .arg("client")
+        .arg(fronts[0].to_string())
+        .args(["--insecure", "--json", "--path", "127.0.0.1", "--path", &second])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// The structural checks of every interval.
+fn check_intervals(report: &Value) {
+    let intervals = report["intervals"].as_array().unwrap();
+    // 4 s in intervals of 0.5 s, plus the drain of what was written last.
+    assert!(intervals.len() >= 7, "{report:#}");
+    let mut saw_two_paths = false;
+    for (k, i) in intervals.iter().enumerate() {
+        let sum = &i["sum"];
+        let rows = i["streams"].as_array().unwrap();
+        saw_two_paths |= rows.len() == 2;
+        let rows_bytes: f64 = rows.iter().map(|r| num(&r["bytes"])).sum();
+        let bytes = num(&sum["bytes"]);
+        assert!(
+            (bytes - rows_bytes).abs() <= PACKET * rows.len() as f64,
+            "interval {k}: sum {bytes} bytes, path rows {rows_bytes}: {i:#}"
+        );
+        let secs = num(&sum["seconds"]);
+        assert!(
+            (secs - (num(&sum["end"]) - num(&sum["start"]))).abs() < 1e-9,
+            "{i:#}"
+        );
+        let most = 1.10 * CAPACITY_BPS / 8.0 * secs + GRANULARITY;
+        assert!(
+            bytes <= most,
+            "interval {k} delivered {bytes} bytes in {secs:.3} s, more than the paths carry ({most:.0}): {i:#}"
+        );
+        if k + 1 < intervals.len() {
+            assert!(bytes > 0.0, "interval {k} is empty before the end: {report:#}");
+        }
+    }
+    assert!(saw_two_paths, "never two paths: {report:#}");
+    assert_eq!(report["end"]["mpquic"]["total"]["verified"], true);
+}
+
+#[test]
+fn upload_intervals_sum_their_paths_and_stay_within_capacity() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let report = run(&["-t", "4", "-i", "0.5"]);
+    assert_eq!(report["start"]["mpquic"]["accounting"], "acknowledged");
+    check_intervals(&report);
+}
+
+#[test]
+fn download_intervals_sum_their_paths_and_stay_within_capacity() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let report = run(&["-t", "4", "-i", "0.5", "-R"]);
+    assert_eq!(report["start"]["mpquic"]["accounting"], "received");
+    check_intervals(&report);
+}
