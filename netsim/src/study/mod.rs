@@ -17,7 +17,14 @@
 //! plots = false                      # time-series plots of the first seed of each setting (default true)
 //! set = { "links.bn.rate_bps" = 100_000_000 }   # overrides, every variant
 //! quick = { "scenario.duration" = "3s", "sweep.seeds" = [1] }  # more overrides, `--quick` only
+//! replicate = "flows.sp.start"       # optional: a sweep axis whose values are repetitions, not settings
 //! ```
+//!
+//! Repetitions: the runs of a setting that differ only in their seed are pooled, and the report gives
+//! their mean with a 95 % confidence interval ([`crate::metrics::confidence`]). A run without random loss
+//! or jitter is deterministic whatever its seed; there the repetitions come from an axis named by
+//! `replicate` (typically a flow's start time, a few milliseconds apart: the same experiment at another
+//! phase of the drop-tail queue), whose values are pooled like seeds.
 //!
 //! Overrides are dotted paths into the scenario document as in sweeps ([`crate::scenario::sweep::set_path`]),
 //! the `[sweep]` section included, so a quick variant can shorten the run, drop seeds or values. `set` is
@@ -133,6 +140,10 @@ pub struct PartSpec {
     /// Overrides applied in the quick variant only (after `set`).
     #[serde(default)]
     pub quick: toml::Table,
+    /// A sweep axis (its parameter as written in the `[sweep]` section, several paths joined by `,`) whose
+    /// values are repetitions of the same setting, pooled like seeds in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicate: Option<String>,
 }
 
 fn yes() -> bool {
@@ -193,6 +204,8 @@ pub struct RunRecord {
 pub struct PartOutcome {
     /// The part's name.
     pub name: String,
+    /// The sweep axis whose values are repetitions (see [`PartSpec::replicate`]).
+    pub replicate: Option<String>,
     /// Every run.
     pub runs: Vec<RunRecord>,
 }
@@ -213,14 +226,25 @@ impl RunRecord {
 }
 
 impl PartOutcome {
-    /// The runs grouped by settings, in first-seen (sweep) order.
+    /// A run's settings without the replicate axis.
+    pub fn settings_of(&self, run: &RunRecord) -> Vec<Setting> {
+        run.settings
+            .iter()
+            .filter(|s| self.replicate.as_deref() != Some(s.parameter.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// The runs grouped by settings (the replicate axis, if any, pooled with the seeds), in first-seen
+    /// (sweep) order.
     pub fn groups(&self) -> Vec<(Vec<Setting>, Vec<&RunRecord>)> {
         let mut out: Vec<(Vec<Setting>, Vec<&RunRecord>)> = Vec::new();
         let mut index: BTreeMap<Vec<String>, usize> = BTreeMap::new();
         for run in &self.runs {
-            let key: Vec<String> = run.settings.iter().map(|s| s.value.clone()).collect();
+            let settings = self.settings_of(run);
+            let key: Vec<String> = settings.iter().map(|s| s.value.clone()).collect();
             let slot = *index.entry(key).or_insert_with(|| {
-                out.push((run.settings.clone(), Vec::new()));
+                out.push((settings.clone(), Vec::new()));
                 out.len().saturating_sub(1)
             });
             if let Some((_, runs)) = out.get_mut(slot) {
@@ -344,6 +368,17 @@ impl Study {
                     .map_err(|m| scenario_err(ScenarioError::invalid(format!("{table}.\"{path}\""), m)))?;
             }
             let runs = sweep::expand_table(doc).map_err(scenario_err)?;
+            if let Some(axis) = &spec.replicate {
+                let known = runs
+                    .first()
+                    .is_some_and(|r| r.settings.iter().any(|s| &s.parameter == axis));
+                if !known {
+                    return Err(bad(format!(
+                        "parts.{}.replicate: \"{axis}\" is not a sweep axis of {}",
+                        spec.name, spec.scenario
+                    )));
+                }
+            }
             parts.push(Part { spec, file, runs });
         }
         Ok(Study {
@@ -441,6 +476,7 @@ impl Study {
             .iter()
             .map(|p| PartOutcome {
                 name: p.spec.name.clone(),
+                replicate: p.spec.replicate.clone(),
                 runs: Vec::with_capacity(p.runs.len()),
             })
             .collect();

@@ -6,7 +6,11 @@
 //! first seed of each setting (`DIR/NAME/<part>/run<k>/`), and every run's results as JSON
 //! (`DIR/NAME/results.json`).
 //!
-//! Values with several seeds print as `mean ± sample standard deviation`; undefined values as `-`.
+//! Values with several repetitions (seeds, or the values of a `replicate` axis) print as `mean ± h`, where `h`
+//! is the half-width of the mean's two-sided 95 % confidence interval, Student's t with `n − 1` degrees of
+//! freedom ([`metrics::confidence`]); a single repetition prints its value alone, undefined values `-`.
+//! The report says how many repetitions each setting has, and in the quick variant whether that is fewer
+//! than the full variant's.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -43,16 +47,16 @@ impl Column {
         }
     }
 
-    /// `mean ± sd` (or the mean alone for one value) over `runs`, `-` when no run defines it.
+    /// `mean ± 95 % CI half-width` (or the value alone for one run) over `runs`, `-` when no run defines it.
     fn cell(&self, runs: &[&RunRecord]) -> String {
         let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(&r.result)).collect();
         let d = self.decimals;
-        match (metrics::mean(&values), metrics::std_dev(&values)) {
-            (Some(m), Some(sd)) if values.len() > 1 => {
-                format!("{:.d$} ± {:.d$}", m * self.scale, sd * self.scale)
+        match metrics::confidence::Interval::of(&values) {
+            Some(i) if i.n > 1 => {
+                format!("{:.d$} ± {:.d$}", i.mean * self.scale, i.half_width * self.scale)
             }
-            (Some(m), _) => format!("{:.d$}", m * self.scale),
-            _ => "-".to_owned(),
+            Some(i) => format!("{:.d$}", i.mean * self.scale),
+            None => "-".to_owned(),
         }
     }
 
@@ -304,6 +308,54 @@ fn application_columns(first: &RunResult) -> Vec<Column> {
     cols
 }
 
+/// How many repetitions each setting has and what the `±` means; in the quick variant, whether that is fewer
+/// than the full variant's.
+fn repetitions_note(
+    study: &Study,
+    part: &super::Part,
+    groups: &[(Vec<crate::scenario::sweep::Setting>, Vec<&RunRecord>)],
+) -> String {
+    let counts: Vec<usize> = groups.iter().map(|(_, runs)| runs.len()).collect();
+    let (lo, hi) = (
+        counts.iter().copied().min().unwrap_or(0),
+        counts.iter().copied().max().unwrap_or(0),
+    );
+    let n = if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    };
+    let what = match &part.spec.replicate {
+        Some(axis) => format!("repetitions (seeds × values of `{axis}`, pooled)"),
+        None => "repetitions (seeds)".to_owned(),
+    };
+    let mut note = format!(
+        "Each setting: {n} {what}; values are the mean ± the half-width of its 95 % confidence interval \
+         (Student's t, n − 1 degrees of freedom)."
+    );
+    if lo < 2 {
+        note.push_str(" A setting with one repetition shows its single value (no interval).");
+    }
+    if study.quick {
+        let full = Study::load(&study.manifest, false).ok().and_then(|f| {
+            let p = f.parts.into_iter().find(|p| p.spec.name == part.spec.name)?;
+            Some(p.runs.len())
+        });
+        let quick = part.runs.len();
+        match full {
+            Some(full) if full > quick => {
+                let _ = write!(
+                    note,
+                    " **Quick variant**: {quick} runs here against {full} in the full variant (fewer \
+                     repetitions and/or settings); intervals are correspondingly wider."
+                );
+            }
+            _ => note.push_str(" Quick variant: as many runs as the full variant."),
+        }
+    }
+    note
+}
+
 /// A markdown table.
 fn md_table(headers: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
@@ -368,8 +420,8 @@ pub fn write(
             continue;
         };
         let groups = outcome.groups();
-        let params: Vec<String> = first
-            .settings
+        let params: Vec<String> = outcome
+            .settings_of(first)
             .iter()
             .map(|s| format!("`{}`", s.parameter))
             .collect();
@@ -426,7 +478,8 @@ pub fn write(
         head_f.extend(fairness.iter().map(|c| c.header.clone()));
         let mut head_a = head;
         head_a.extend(apps.iter().map(|c| c.header.clone()));
-        let _ = writeln!(md, "Goodput (mean ± sd across seeds):\n");
+        let _ = writeln!(md, "{}\n", repetitions_note(study, part, &groups));
+        let _ = writeln!(md, "Goodput:\n");
         md.push_str(&md_table(&head_g, &rows_g));
         let _ = writeln!(md, "\nFairness, benefit and cost:\n");
         md.push_str(&md_table(&head_f, &rows_f));
