@@ -18,6 +18,7 @@
 //! set = { "links.bn.rate_bps" = 100_000_000 }   # overrides, every variant
 //! quick = { "scenario.duration" = "3s", "sweep.seeds" = [1] }  # more overrides, `--quick` only
 //! replicate = "flows.sp.start"       # optional: a sweep axis whose values are repetitions, not settings
+//! phases = "20s"                     # optional: a table of each path's goodput per 20 s ([`series`])
 //! ```
 //!
 //! Repetitions: the runs of a setting that differ only in their seed are pooled, and the report gives
@@ -35,6 +36,7 @@
 //! run is deterministic from its seed).
 
 pub mod report;
+pub mod series;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -144,6 +146,14 @@ pub struct PartSpec {
     /// values are repetitions of the same setting, pooled like seeds in the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicate: Option<String>,
+    /// Length of the windows in which the report gives each path's goodput (a duration, at least 1 ms and
+    /// at most 100 windows per run; default none: no such table).
+    #[serde(
+        default,
+        with = "crate::units::option_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub phases: Option<std::time::Duration>,
 }
 
 fn yes() -> bool {
@@ -197,6 +207,8 @@ pub struct RunRecord {
     pub result: RunResult,
     /// The time series, kept for the runs that are plotted.
     pub series: Option<Vec<PathSeries>>,
+    /// Window statistics and phase goodputs from the series, kept for every run.
+    pub summary: series::SeriesSummary,
 }
 
 /// The results of one part, in sweep order.
@@ -379,6 +391,24 @@ impl Study {
                     )));
                 }
             }
+            if let Some(phase) = spec.phases {
+                let too_many = runs.iter().any(|r| {
+                    r.scenario
+                        .scenario
+                        .duration
+                        .as_nanos()
+                        .div_ceil(phase.as_nanos().max(1))
+                        > u128::from(series::MAX_PHASES)
+                });
+                if phase < std::time::Duration::from_millis(1) || too_many {
+                    return Err(bad(format!(
+                        "parts.{}.phases: {} must be at least 1ms and cut a run into at most {} windows",
+                        spec.name,
+                        crate::units::format_duration(phase),
+                        series::MAX_PHASES
+                    )));
+                }
+            }
             parts.push(Part { spec, file, runs });
         }
         Ok(Study {
@@ -429,15 +459,30 @@ impl Study {
                 tracing::info!("{label}");
                 match simulate(run.scenario.clone(), &label) {
                     Ok(out) => {
+                        // The first repetition of its setting (the replicate axis, if any, ignored).
+                        let replicate = part.spec.replicate.as_deref();
+                        let key = |settings: &[Setting]| -> Vec<String> {
+                            settings
+                                .iter()
+                                .filter(|s| Some(s.parameter.as_str()) != replicate)
+                                .map(|s| s.value.clone())
+                                .collect()
+                        };
                         let first_seed = part
                             .runs
                             .iter()
-                            .find(|r| r.settings == run.settings)
+                            .find(|r| key(&r.settings) == key(&run.settings))
                             .is_some_and(|r| r.index == run.index);
+                        let summary = series::SeriesSummary::of(
+                            &out.series,
+                            part.spec.phases,
+                            run.scenario.scenario.duration,
+                        );
                         let record = RunRecord {
                             settings: run.settings.clone(),
                             seed: run.seed,
                             index: run.index,
+                            summary,
                             result: out.result,
                             series: (part.spec.plots && first_seed).then_some(out.series),
                         };
