@@ -131,7 +131,7 @@ fn sweep_prints_one_row_per_run() {
     assert!(err.contains("run 2/2 (links.bn.loss.p=0.05"), "{err}");
     let out = sim().arg("sweep").arg(&small).arg("--json").output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json.as_array().unwrap().len(), 10);
+    assert_eq!(json.as_array().unwrap().len(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

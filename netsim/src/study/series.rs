@@ -8,7 +8,8 @@
 //! The series has one sample every `sample_interval` (`k · interval`, `k ≥ 1`) while a path is open; a
 //! sample's throughput is the path's goodput over the interval that ends at it. The mean window is the mean
 //! of the samples' windows (the run-mean: no part of the run is left out); a phase `j` of length `P` covers
-//! the samples with `j · P < t ≤ (j + 1) · P`, and its goodput is the mean of their throughputs (a path
+//! the samples with `j · P < t ≤ (j + 1) · P` (except a path's first sample, which has no interval and so no
+//! throughput), and its goodput is the mean of their throughputs (a path
 //! closed for part of the phase counts only its open intervals, so a competitor that stops mid-phase
 //! reports its rate while it ran).
 
@@ -52,7 +53,9 @@ impl SeriesSummary {
                 let cwnds: Vec<f64> = s.samples.iter().map(|x| u64_to_f64(x.cwnd)).collect();
                 let mut sums = vec![(0.0_f64, 0_u32); phases];
                 if let Some(p) = phase.filter(|p| !p.is_zero()) {
-                    for sample in &s.samples {
+                    // A series' first sample has no previous observation, hence no throughput (the
+                    // recorder gives it 0): it is left out.
+                    for sample in s.samples.iter().skip(1) {
                         let t = sample.time.since_epoch();
                         // Phase of t: the j with j·P < t ≤ (j+1)·P.
                         let j = t.as_nanos().saturating_sub(1) / p.as_nanos().max(1);
@@ -138,7 +141,8 @@ mod tests {
         // Windows 1000 … 6000: mean 3500, max 6000.
         assert_eq!(p.cwnd_mean_bytes, Some(3500.0));
         assert_eq!(p.cwnd_max_bytes, Some(6000));
-        // Samples at 1, 2, 3 s (phase 0: 0 < t ≤ 3 s) carry 1 Mbit/s each; 4, 5, 6 s (phase 1) 3 Mbit/s.
+        // Samples at 2 and 3 s (phase 0: 0 < t ≤ 3 s; the first sample, at 1 s, has no interval) carry
+        // 1 Mbit/s each; 4, 5, 6 s (phase 1) 3 Mbit/s (3 Mbit more per second from 3 s on).
         assert_eq!(p.phase_goodput_bps.len(), 2);
         assert!((p.phase_goodput_bps[0].unwrap() - 1e6).abs() < 1.0);
         assert!((p.phase_goodput_bps[1].unwrap() - 3e6).abs() < 1.0);
