@@ -182,8 +182,9 @@ fn sweep_writes_csv_and_plots_per_run() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `study d5 --quick` runs the study's two runs and writes the report with its tables and plots; the same
-/// report comes out with one job or two; an unknown study is a usage-level failure (exit 1).
+/// `study d5 --quick` runs the study's ten runs (two settings × five start offsets) and writes the report
+/// with its tables and plots; the same report comes out with one job or two; an unknown study is a
+/// usage-level failure (exit 1).
 #[test]
 fn study_writes_a_report_with_tables_and_plots() {
     let dir = std::env::temp_dir().join(format!("mpquic-sim-study-{}", std::process::id()));
@@ -207,25 +208,25 @@ fn study_writes_a_report_with_tables_and_plots() {
         let text = std::fs::read_to_string(&report).unwrap();
         assert!(text.contains("# D5: TCP-LP next to Reno"), "{text}");
         assert!(
-            text.contains("| # | `flows.low.cc` | seeds | low Mbit/s | reno Mbit/s |"),
+            text.contains("| # | `flows.low.cc` | n | low Mbit/s | reno Mbit/s |"),
             "{text}"
         );
-        assert!(text.contains("| 0 | lp | 1 |"), "{text}");
-        assert!(text.contains("| 1 | newreno | 1 |"), "{text}");
+        assert!(text.contains("| 0 | lp | 5 |"), "{text}");
+        assert!(text.contains("| 1 | newreno | 5 |"), "{text}");
         assert!(text.contains("Jain flows"), "{text}");
         let part = out_dir.join("d5").join("lp_vs_reno");
         for file in [
             "summary.svg",
             "summary.png",
             "run0/throughput.svg",
-            "run1/rtt.png",
+            "run5/rtt.png",
         ] {
             assert!(part.join(file).metadata().unwrap().len() > 1000, "{file}");
         }
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out_dir.join("d5").join("results.json")).unwrap())
                 .unwrap();
-        assert_eq!(json.as_array().unwrap().len(), 2);
+        assert_eq!(json.as_array().unwrap().len(), 10);
         // The wall time differs between the two; the tables must not.
         let tables: String = text.lines().filter(|l| l.starts_with('|')).collect();
         reports.push(tables);

@@ -305,6 +305,7 @@ fn describe(link: &LinkConfig) -> String {
         LossModel::None => {}
         LossModel::Bernoulli { p } => s.push_str(&format!(" loss={}%", p * 100.0)),
         LossModel::GilbertElliott { p, r, k, h } => s.push_str(&format!(" loss=ge:{p}:{r}:{k}:{h}")),
+        LossModel::Burst { p, burst } => s.push_str(&format!(" loss={}%x{burst}", p * 100.0)),
     }
     if !link.up {
         s.push_str(" (down)");

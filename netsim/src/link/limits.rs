@@ -13,6 +13,7 @@
 //! | `queue.bytes` | 1 to [`MAX_QUEUE_BYTES`] (1 GB) |
 //! | `queue.multiple` | > 0 and ≤ [`MAX_BDP_MULTIPLE`] |
 //! | probabilities (`loss.*`, `impairments.*`) | 0 to 1 |
+//! | `loss.burst` | 1 to [`super::loss::MAX_BURST`] (1024) |
 //! | `mtu` | [`MIN_MTU`] (68) to [`MAX_MTU`] (65 535) |
 
 use std::time::Duration;

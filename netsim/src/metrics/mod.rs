@@ -9,6 +9,7 @@
 //!   interpolation), so p95 of 20 samples is the 19th smallest and p95 of 10 samples is the largest.
 
 pub mod app;
+pub mod confidence;
 pub mod recorder;
 
 use std::time::Duration;

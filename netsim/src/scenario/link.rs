@@ -11,6 +11,16 @@
 //! delay = "20ms"
 //! reverse = { rate_bps = 10_000_000 }   # b → a: 10 Mbit/s, same delay
 //! ```
+//!
+//! # Delay on one direction only
+//!
+//! Emulators are often set up with the delay on one direction only (a Dummynet pipe or a netem qdisc on the
+//! data path, nothing on the return path), so that the configured delay *is* the round-trip time the link
+//! adds. `delay_on = "forward"` (or `"reverse"`) models that: the named direction gets `delay`, the other
+//! none. A BDP queue limit without a `base_rtt` then uses `delay` itself as the round trip in *both*
+//! directions (the link adds `delay + 0` to a round trip, not `2 · delay`). The default `"both"` applies
+//! `delay` to each direction. `delay_on` other than `"both"` cannot be combined with `reverse.delay`
+//! (say the delay of each direction in one place).
 
 use std::time::Duration;
 
@@ -48,6 +58,9 @@ pub struct LinkSpec {
     /// (both directions unless overridden; default none: any size). Range 68 to 65535.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
+    /// Which directions get `delay` (default both; see the module documentation).
+    #[serde(default, skip_serializing_if = "DelayOn::is_both")]
+    pub delay_on: DelayOn,
     /// Overrides for the reverse direction (`between[1]` → `between[0]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse: Option<LinkOverride>,
@@ -55,6 +68,35 @@ pub struct LinkSpec {
 
 fn default_up() -> bool {
     true
+}
+
+/// Which directions of a link get its `delay` (TOML: `delay_on = "both"`, `"forward"` or `"reverse"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayOn {
+    /// Both directions (the default): the link adds `2 · delay` to a round trip.
+    #[default]
+    Both,
+    /// Only `between[0]` → `between[1]`: the link adds `delay` to a round trip.
+    Forward,
+    /// Only `between[1]` → `between[0]`: the link adds `delay` to a round trip.
+    Reverse,
+}
+
+impl DelayOn {
+    /// Whether this is the default.
+    pub fn is_both(&self) -> bool {
+        *self == DelayOn::Both
+    }
+
+    /// `"both"`, `"forward"` or `"reverse"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DelayOn::Both => "both",
+            DelayOn::Forward => "forward",
+            DelayOn::Reverse => "reverse",
+        }
+    }
 }
 
 /// Changes to some of a direction's settings (every field optional); used by `reverse` and by `set` events.
@@ -153,25 +195,84 @@ impl Direction {
 impl LinkSpec {
     /// The settings of the forward direction (`between[0]` → `between[1]`).
     pub fn forward(&self) -> LinkConfig {
+        let delay = if self.delay_on == DelayOn::Reverse {
+            Duration::ZERO
+        } else {
+            self.delay
+        };
         LinkConfig {
             rate_bps: self.rate_bps,
-            delay: self.delay,
+            delay,
             jitter: self.jitter.clone(),
             loss: self.loss.clone(),
-            queue: self.queue.clone(),
+            queue: self.one_way_queue(&self.queue),
             impairments: self.impairments.clone(),
             up: self.up,
             mtu: self.mtu,
         }
     }
 
-    /// The settings of the reverse direction: the forward ones with `reverse` applied.
+    /// The settings of the reverse direction: the forward ones with `reverse` applied (and the delay of
+    /// `delay_on`).
     pub fn reverse(&self) -> LinkConfig {
-        let forward = self.forward();
-        match &self.reverse {
-            Some(o) => o.apply(&forward),
-            None => forward,
+        let mut config = self.forward();
+        if self.delay_on != DelayOn::Both {
+            config.delay = if self.delay_on == DelayOn::Reverse {
+                self.delay
+            } else {
+                Duration::ZERO
+            };
         }
+        if let Some(o) = &self.reverse {
+            config = o.apply(&config);
+            if let Some(queue) = &o.queue {
+                config.queue = self.one_way_queue(queue);
+            }
+        }
+        config
+    }
+
+    /// `queue` with, when the delay is on one direction only, a BDP limit's missing `base_rtt` set to
+    /// `delay` (the round trip this link adds).
+    fn one_way_queue(&self, queue: &QueueLimit) -> QueueLimit {
+        match (self.delay_on, queue) {
+            (
+                DelayOn::Forward | DelayOn::Reverse,
+                QueueLimit::Bdp {
+                    multiple,
+                    base_rtt: None,
+                },
+            ) => QueueLimit::Bdp {
+                multiple: *multiple,
+                base_rtt: Some(self.delay),
+            },
+            _ => queue.clone(),
+        }
+    }
+
+    /// Checks `delay_on` against the rest of the link: not with `reverse.delay`, and only with a delay > 0.
+    /// Returns the field at fault and the message.
+    pub fn check_delay_on(&self) -> Result<(), (String, String)> {
+        if self.delay_on == DelayOn::Both {
+            return Ok(());
+        }
+        let on = self.delay_on.as_str();
+        if let Some(d) = self.reverse.as_ref().and_then(|r| r.delay) {
+            return Err((
+                "reverse.delay".to_owned(),
+                format!(
+                    "{} cannot be combined with delay_on = \"{on}\": give each direction's delay in one place",
+                    crate::units::format_duration(d)
+                ),
+            ));
+        }
+        if self.delay.is_zero() {
+            return Err((
+                "delay_on".to_owned(),
+                format!("\"{on}\" needs a delay > 0 (the link has none to put on one direction)"),
+            ));
+        }
+        Ok(())
     }
 
     /// The settings of one direction.

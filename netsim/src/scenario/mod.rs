@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 pub use error::ScenarioError;
 pub use event::{EventAction, EventDirection, EventSpec};
 pub use flow::{AckPath, FlowKind, FlowSpec, PathSpec, TransferDirection};
-pub use link::{Direction, LinkOverride, LinkSpec};
+pub use link::{DelayOn, Direction, LinkOverride, LinkSpec};
 pub use node::{InterfaceSpec, NodeSpec};
 pub use sweep::{SweepRun, SweepSpec};
 pub use topology::{Endpoint, Hop, ResolvedFlow, ResolvedPath, Topology};
@@ -397,6 +397,8 @@ impl Scenario {
             let prefix = format!("links.{name}");
             check_name(&prefix, name)?;
             link.forward().validate().map_err(|e| link_error(&prefix, &e))?;
+            link.check_delay_on()
+                .map_err(|(field, message)| ScenarioError::invalid(format!("{prefix}.{field}"), message))?;
             if let Some(reverse) = &link.reverse {
                 if reverse.is_empty() {
                     return Err(ScenarioError::invalid(

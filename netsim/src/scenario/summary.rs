@@ -34,6 +34,7 @@ fn describe_direction(c: &LinkConfig) -> String {
         LossModel::GilbertElliott { .. } => {
             parts.push(format!("GE loss ≈{:.3}%", c.loss.stationary_loss_rate() * 100.0));
         }
+        LossModel::Burst { p, burst } => parts.push(format!("loss {}% in bursts of {burst}", p * 100.0)),
     }
     parts.push(match &c.queue {
         QueueLimit::Bytes { bytes } => format!("queue {bytes} B"),

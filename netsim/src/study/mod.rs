@@ -17,7 +17,15 @@
 //! plots = false                      # time-series plots of the first seed of each setting (default true)
 //! set = { "links.bn.rate_bps" = 100_000_000 }   # overrides, every variant
 //! quick = { "scenario.duration" = "3s", "sweep.seeds" = [1] }  # more overrides, `--quick` only
+//! replicate = "flows.sp.start"       # optional: a sweep axis whose values are repetitions, not settings
+//! phases = "20s"                     # optional: a table of each path's goodput per 20 s ([`series`])
 //! ```
+//!
+//! Repetitions: the runs of a setting that differ only in their seed are pooled, and the report gives
+//! their mean with a 95 % confidence interval ([`crate::metrics::confidence`]). A run without random loss
+//! or jitter is deterministic whatever its seed; there the repetitions come from an axis named by
+//! `replicate` (typically a flow's start time, a few milliseconds apart: the same experiment at another
+//! phase of the drop-tail queue), whose values are pooled like seeds.
 //!
 //! Overrides are dotted paths into the scenario document as in sweeps ([`crate::scenario::sweep::set_path`]),
 //! the `[sweep]` section included, so a quick variant can shorten the run, drop seeds or values. `set` is
@@ -28,6 +36,7 @@
 //! run is deterministic from its seed).
 
 pub mod report;
+pub mod series;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -133,6 +142,18 @@ pub struct PartSpec {
     /// Overrides applied in the quick variant only (after `set`).
     #[serde(default)]
     pub quick: toml::Table,
+    /// A sweep axis (its parameter as written in the `[sweep]` section, several paths joined by `,`) whose
+    /// values are repetitions of the same setting, pooled like seeds in the report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicate: Option<String>,
+    /// Length of the windows in which the report gives each path's goodput (a duration, at least 1 ms and
+    /// at most 100 windows per run; default none: no such table).
+    #[serde(
+        default,
+        with = "crate::units::option_duration",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub phases: Option<std::time::Duration>,
 }
 
 fn yes() -> bool {
@@ -186,6 +207,8 @@ pub struct RunRecord {
     pub result: RunResult,
     /// The time series, kept for the runs that are plotted.
     pub series: Option<Vec<PathSeries>>,
+    /// Window statistics and phase goodputs from the series, kept for every run.
+    pub summary: series::SeriesSummary,
 }
 
 /// The results of one part, in sweep order.
@@ -193,6 +216,8 @@ pub struct RunRecord {
 pub struct PartOutcome {
     /// The part's name.
     pub name: String,
+    /// The sweep axis whose values are repetitions (see [`PartSpec::replicate`]).
+    pub replicate: Option<String>,
     /// Every run.
     pub runs: Vec<RunRecord>,
 }
@@ -213,14 +238,25 @@ impl RunRecord {
 }
 
 impl PartOutcome {
-    /// The runs grouped by settings, in first-seen (sweep) order.
+    /// A run's settings without the replicate axis.
+    pub fn settings_of(&self, run: &RunRecord) -> Vec<Setting> {
+        run.settings
+            .iter()
+            .filter(|s| self.replicate.as_deref() != Some(s.parameter.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// The runs grouped by settings (the replicate axis, if any, pooled with the seeds), in first-seen
+    /// (sweep) order.
     pub fn groups(&self) -> Vec<(Vec<Setting>, Vec<&RunRecord>)> {
         let mut out: Vec<(Vec<Setting>, Vec<&RunRecord>)> = Vec::new();
         let mut index: BTreeMap<Vec<String>, usize> = BTreeMap::new();
         for run in &self.runs {
-            let key: Vec<String> = run.settings.iter().map(|s| s.value.clone()).collect();
+            let settings = self.settings_of(run);
+            let key: Vec<String> = settings.iter().map(|s| s.value.clone()).collect();
             let slot = *index.entry(key).or_insert_with(|| {
-                out.push((run.settings.clone(), Vec::new()));
+                out.push((settings.clone(), Vec::new()));
                 out.len().saturating_sub(1)
             });
             if let Some((_, runs)) = out.get_mut(slot) {
@@ -344,6 +380,35 @@ impl Study {
                     .map_err(|m| scenario_err(ScenarioError::invalid(format!("{table}.\"{path}\""), m)))?;
             }
             let runs = sweep::expand_table(doc).map_err(scenario_err)?;
+            if let Some(axis) = &spec.replicate {
+                let known = runs
+                    .first()
+                    .is_some_and(|r| r.settings.iter().any(|s| &s.parameter == axis));
+                if !known {
+                    return Err(bad(format!(
+                        "parts.{}.replicate: \"{axis}\" is not a sweep axis of {}",
+                        spec.name, spec.scenario
+                    )));
+                }
+            }
+            if let Some(phase) = spec.phases {
+                let too_many = runs.iter().any(|r| {
+                    r.scenario
+                        .scenario
+                        .duration
+                        .as_nanos()
+                        .div_ceil(phase.as_nanos().max(1))
+                        > u128::from(series::MAX_PHASES)
+                });
+                if phase < std::time::Duration::from_millis(1) || too_many {
+                    return Err(bad(format!(
+                        "parts.{}.phases: {} must be at least 1ms and cut a run into at most {} windows",
+                        spec.name,
+                        crate::units::format_duration(phase),
+                        series::MAX_PHASES
+                    )));
+                }
+            }
             parts.push(Part { spec, file, runs });
         }
         Ok(Study {
@@ -394,15 +459,30 @@ impl Study {
                 tracing::info!("{label}");
                 match simulate(run.scenario.clone(), &label) {
                     Ok(out) => {
+                        // The first repetition of its setting (the replicate axis, if any, ignored).
+                        let replicate = part.spec.replicate.as_deref();
+                        let key = |settings: &[Setting]| -> Vec<String> {
+                            settings
+                                .iter()
+                                .filter(|s| Some(s.parameter.as_str()) != replicate)
+                                .map(|s| s.value.clone())
+                                .collect()
+                        };
                         let first_seed = part
                             .runs
                             .iter()
-                            .find(|r| r.settings == run.settings)
+                            .find(|r| key(&r.settings) == key(&run.settings))
                             .is_some_and(|r| r.index == run.index);
+                        let summary = series::SeriesSummary::of(
+                            &out.series,
+                            part.spec.phases,
+                            run.scenario.scenario.duration,
+                        );
                         let record = RunRecord {
                             settings: run.settings.clone(),
                             seed: run.seed,
                             index: run.index,
+                            summary,
                             result: out.result,
                             series: (part.spec.plots && first_seed).then_some(out.series),
                         };
@@ -441,6 +521,7 @@ impl Study {
             .iter()
             .map(|p| PartOutcome {
                 name: p.spec.name.clone(),
+                replicate: p.spec.replicate.clone(),
                 runs: Vec::with_capacity(p.runs.len()),
             })
             .collect();

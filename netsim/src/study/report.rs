@@ -6,7 +6,11 @@
 //! first seed of each setting (`DIR/NAME/<part>/run<k>/`), and every run's results as JSON
 //! (`DIR/NAME/results.json`).
 //!
-//! Values with several seeds print as `mean ± sample standard deviation`; undefined values as `-`.
+//! Values with several repetitions (seeds, or the values of a `replicate` axis) print as `mean ± h`, where `h`
+//! is the half-width of the mean's two-sided 95 % confidence interval, Student's t with `n − 1` degrees of
+//! freedom ([`metrics::confidence`]); a single repetition prints its value alone, undefined values `-`.
+//! The report says how many repetitions each setting has, and in the quick variant whether that is fewer
+//! than the full variant's.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,19 +26,26 @@ use crate::results::RunResult;
 /// Width and height of the summary chart.
 const CHART: (u32, u32) = (960, 540);
 
-/// One quantity read from a run, for a table column or a bar.
+/// One quantity read from a run's results, for a table column or a bar.
 type Getter = Box<dyn Fn(&RunResult) -> Option<f64>>;
+
+/// One quantity read from a run's record (results and series summary).
+type RecordGetter = Box<dyn Fn(&RunRecord) -> Option<f64>>;
 
 /// A numeric column: header, how to read it, scale and decimals.
 struct Column {
     header: String,
-    get: Getter,
+    get: RecordGetter,
     scale: f64,
     decimals: usize,
 }
 
 impl Column {
     fn new(header: String, scale: f64, decimals: usize, get: Getter) -> Column {
+        Column::of_record(header, scale, decimals, Box::new(move |r| get(&r.result)))
+    }
+
+    fn of_record(header: String, scale: f64, decimals: usize, get: RecordGetter) -> Column {
         Column {
             header,
             get,
@@ -43,26 +54,26 @@ impl Column {
         }
     }
 
-    /// `mean ± sd` (or the mean alone for one value) over `runs`, `-` when no run defines it.
+    /// `mean ± 95 % CI half-width` (or the value alone for one run) over `runs`, `-` when no run defines it.
     fn cell(&self, runs: &[&RunRecord]) -> String {
-        let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(&r.result)).collect();
+        let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(r)).collect();
         let d = self.decimals;
-        match (metrics::mean(&values), metrics::std_dev(&values)) {
-            (Some(m), Some(sd)) if values.len() > 1 => {
-                format!("{:.d$} ± {:.d$}", m * self.scale, sd * self.scale)
+        match metrics::confidence::Interval::of(&values) {
+            Some(i) if i.n > 1 => {
+                format!("{:.d$} ± {:.d$}", i.mean * self.scale, i.half_width * self.scale)
             }
-            (Some(m), _) => format!("{:.d$}", m * self.scale),
-            _ => "-".to_owned(),
+            Some(i) => format!("{:.d$}", i.mean * self.scale),
+            None => "-".to_owned(),
         }
     }
 
     fn mean(&self, runs: &[&RunRecord]) -> Option<f64> {
-        let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(&r.result)).collect();
+        let values: Vec<f64> = runs.iter().filter_map(|r| (self.get)(r)).collect();
         metrics::mean(&values).map(|m| m * self.scale)
     }
 
     fn defined(&self, runs: &[RunRecord]) -> bool {
-        runs.iter().any(|r| (self.get)(&r.result).is_some())
+        runs.iter().any(|r| (self.get)(r).is_some())
     }
 }
 
@@ -138,6 +149,7 @@ fn fairness_columns(first: &RunResult) -> Vec<Column> {
             3,
             Box::new(move |r: &RunResult| r.bottlenecks.get(b).and_then(|x| x.jain)),
         ));
+        cols.extend(bottleneck_columns(first, b));
     }
     for (f, flow) in first.flows.iter().enumerate() {
         if flow.paths.len() > 1 {
@@ -179,6 +191,134 @@ fn fairness_columns(first: &RunResult) -> Vec<Column> {
                         .get(f)
                         .and_then(|x| x.paths.get(p))
                         .and_then(|x| x.rtt_mean_ms)
+                }),
+            ));
+        }
+    }
+    cols
+}
+
+/// `flow/pathK` (a bottleneck's path label) as flow and path indices in `result`.
+fn parse_label(result: &RunResult, label: &str) -> Option<(usize, usize)> {
+    let (flow, path) = label.rsplit_once("/path")?;
+    let f = result.flows.iter().position(|x| x.name == flow)?;
+    Some((f, path.parse().ok()?))
+}
+
+/// The goodput of `flow/pathK` in `result`.
+fn label_goodput(result: &RunResult, label: &str) -> Option<f64> {
+    let (f, p) = parse_label(result, label)?;
+    result.flows.get(f)?.paths.get(p)?.goodput_bps
+}
+
+/// Per bottleneck `b`: Jain's index across the subflows of each multipath flow that has two or more of
+/// them there ("Jain SF flow@link"), and, where other flows cross it too, each multipath subflow's share of
+/// the goodput through it ("flow/pK share@link" = its goodput / the sum over every path crossing).
+fn bottleneck_columns(first: &RunResult, b: usize) -> Vec<Column> {
+    let mut cols = Vec::new();
+    let Some(bn) = first.bottlenecks.get(b) else {
+        return cols;
+    };
+    let users: Vec<(usize, usize)> = bn.paths.iter().filter_map(|l| parse_label(first, l)).collect();
+    let multipath = |f: usize| first.flows.get(f).is_some_and(|x| x.paths.len() > 1);
+    let mut seen = Vec::new();
+    for &(f, _) in &users {
+        let mine: Vec<String> = bn
+            .paths
+            .iter()
+            .filter(|l| parse_label(first, l).is_some_and(|(g, _)| g == f))
+            .cloned()
+            .collect();
+        if multipath(f) && mine.len() > 1 && !seen.contains(&f) {
+            seen.push(f);
+            let name = first.flows.get(f).map(|x| x.name.clone()).unwrap_or_default();
+            cols.push(Column::new(
+                format!("Jain SF {name}@{}", bn.link),
+                1.0,
+                3,
+                Box::new(move |r: &RunResult| {
+                    let shares: Option<Vec<f64>> = mine.iter().map(|l| label_goodput(r, l)).collect();
+                    metrics::jain_index(&shares?)
+                }),
+            ));
+        }
+    }
+    let others = users.iter().any(|&(f, _)| !multipath(f));
+    if others {
+        for (label, &(f, p)) in bn.paths.iter().zip(&users) {
+            if !multipath(f) {
+                continue;
+            }
+            let all = bn.paths.clone();
+            let me = label.clone();
+            let name = first.flows.get(f).map(|x| x.name.clone()).unwrap_or_default();
+            cols.push(Column::new(
+                format!("{name}/p{p} share@{}", bn.link),
+                1.0,
+                3,
+                Box::new(move |r: &RunResult| {
+                    let total: f64 = all.iter().filter_map(|l| label_goodput(r, l)).sum();
+                    let mine = label_goodput(r, &me)?;
+                    (total > 0.0).then(|| mine / total)
+                }),
+            ));
+        }
+    }
+    cols
+}
+
+/// Window columns from the series summary: run-mean and largest sampled congestion window of every path,
+/// in kB.
+fn window_columns(first: &RunResult) -> Vec<Column> {
+    let mut cols = Vec::new();
+    for (f, flow) in first.flows.iter().enumerate() {
+        for p in 0..flow.paths.len() {
+            let label = if flow.paths.len() > 1 {
+                format!("{}/p{p}", flow.name)
+            } else {
+                flow.name.clone()
+            };
+            cols.push(Column::of_record(
+                format!("{label} cwnd mean kB"),
+                1e-3,
+                1,
+                Box::new(move |r: &RunRecord| r.summary.path(f, p).and_then(|x| x.cwnd_mean_bytes)),
+            ));
+            cols.push(Column::of_record(
+                format!("{label} cwnd max kB"),
+                1e-3,
+                1,
+                #[allow(clippy::cast_precision_loss)]
+                Box::new(move |r: &RunRecord| {
+                    r.summary
+                        .path(f, p)
+                        .and_then(|x| x.cwnd_max_bytes)
+                        .map(|b| b as f64)
+                }),
+            ));
+        }
+    }
+    cols
+}
+
+/// Phase columns: every path's goodput in phase `k`, Mbit/s.
+fn phase_columns(first: &RunResult, k: usize) -> Vec<Column> {
+    let mut cols = Vec::new();
+    for (f, flow) in first.flows.iter().enumerate() {
+        for p in 0..flow.paths.len() {
+            let label = if flow.paths.len() > 1 {
+                format!("{}/p{p}", flow.name)
+            } else {
+                flow.name.clone()
+            };
+            cols.push(Column::of_record(
+                format!("{label} Mbit/s"),
+                1e-6,
+                2,
+                Box::new(move |r: &RunRecord| {
+                    r.summary
+                        .path(f, p)
+                        .and_then(|x| x.phase_goodput_bps.get(k).copied().flatten())
                 }),
             ));
         }
@@ -304,6 +444,54 @@ fn application_columns(first: &RunResult) -> Vec<Column> {
     cols
 }
 
+/// How many repetitions each setting has and what the `±` means; in the quick variant, whether that is fewer
+/// than the full variant's.
+fn repetitions_note(
+    study: &Study,
+    part: &super::Part,
+    groups: &[(Vec<crate::scenario::sweep::Setting>, Vec<&RunRecord>)],
+) -> String {
+    let counts: Vec<usize> = groups.iter().map(|(_, runs)| runs.len()).collect();
+    let (lo, hi) = (
+        counts.iter().copied().min().unwrap_or(0),
+        counts.iter().copied().max().unwrap_or(0),
+    );
+    let n = if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
+    };
+    let what = match &part.spec.replicate {
+        Some(axis) => format!("repetitions (seeds × values of `{axis}`, pooled)"),
+        None => "repetitions (seeds)".to_owned(),
+    };
+    let mut note = format!(
+        "Each setting: {n} {what}; values are the mean ± the half-width of its 95 % confidence interval \
+         (Student's t, n − 1 degrees of freedom)."
+    );
+    if lo < 2 {
+        note.push_str(" A setting with one repetition shows its single value (no interval).");
+    }
+    if study.quick {
+        let full = Study::load(&study.manifest, false).ok().and_then(|f| {
+            let p = f.parts.into_iter().find(|p| p.spec.name == part.spec.name)?;
+            Some(p.runs.len())
+        });
+        let quick = part.runs.len();
+        match full {
+            Some(full) if full > quick => {
+                let _ = write!(
+                    note,
+                    " **Quick variant**: {quick} runs here against {full} in the full variant (fewer \
+                     repetitions and/or settings); intervals are correspondingly wider."
+                );
+            }
+            _ => note.push_str(" Quick variant: as many runs as the full variant."),
+        }
+    }
+    note
+}
+
 /// A markdown table.
 fn md_table(headers: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
@@ -368,8 +556,8 @@ pub fn write(
             continue;
         };
         let groups = outcome.groups();
-        let params: Vec<String> = first
-            .settings
+        let params: Vec<String> = outcome
+            .settings_of(first)
             .iter()
             .map(|s| format!("`{}`", s.parameter))
             .collect();
@@ -382,9 +570,29 @@ pub fn write(
             .into_iter()
             .filter(|c| c.defined(&outcome.runs))
             .collect();
+        let windows: Vec<Column> = window_columns(&first.result)
+            .into_iter()
+            .filter(|c| c.defined(&outcome.runs))
+            .collect();
         let mut rows_g = Vec::new();
         let mut rows_f = Vec::new();
         let mut rows_a = Vec::new();
+        let mut rows_w = Vec::new();
+        let mut rows_p = Vec::new();
+        let phases = outcome
+            .runs
+            .iter()
+            .map(|r| {
+                r.summary
+                    .paths
+                    .iter()
+                    .map(|p| p.phase_goodput_bps.len())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap_or(0);
+        let phase_len = part.spec.phases.unwrap_or_default();
         let part_dir = root.join(&part.spec.name);
         for (g, (settings, runs)) in groups.iter().enumerate() {
             let mut lead = vec![g.to_string()];
@@ -413,13 +621,27 @@ pub fn write(
             let mut row = lead.clone();
             row.extend(fairness.iter().map(|c| c.cell(runs)));
             rows_f.push(row);
+            let mut row = lead.clone();
+            row.extend(windows.iter().map(|c| c.cell(runs)));
+            rows_w.push(row);
+            for k in 0..phases {
+                let mut row = lead.clone();
+                let from = phase_len.saturating_mul(u32::try_from(k).unwrap_or(u32::MAX));
+                row.push(format!(
+                    "{}–{}",
+                    crate::units::format_duration(from),
+                    crate::units::format_duration(from.saturating_add(phase_len))
+                ));
+                row.extend(phase_columns(&first.result, k).iter().map(|c| c.cell(runs)));
+                rows_p.push(row);
+            }
             let mut row = lead;
             row.extend(apps.iter().map(|c| c.cell(runs)));
             rows_a.push(row);
         }
         let mut head: Vec<String> = vec!["#".to_owned()];
         head.extend(params.iter().cloned());
-        head.push("seeds".to_owned());
+        head.push("n".to_owned());
         let mut head_g = head.clone();
         head_g.extend(goodput.iter().map(|c| c.header.clone()));
         if part.spec.plots {
@@ -427,12 +649,33 @@ pub fn write(
         }
         let mut head_f = head.clone();
         head_f.extend(fairness.iter().map(|c| c.header.clone()));
+        let mut head_w = head.clone();
+        head_w.extend(windows.iter().map(|c| c.header.clone()));
+        let mut head_p = head.clone();
+        head_p.push("window".to_owned());
+        head_p.extend(phase_columns(&first.result, 0).iter().map(|c| c.header.clone()));
         let mut head_a = head;
         head_a.extend(apps.iter().map(|c| c.header.clone()));
-        let _ = writeln!(md, "Goodput (mean ± sd across seeds):\n");
+        let _ = writeln!(md, "{}\n", repetitions_note(study, part, &groups));
+        let _ = writeln!(md, "Goodput:\n");
         md.push_str(&md_table(&head_g, &rows_g));
         let _ = writeln!(md, "\nFairness, benefit and cost:\n");
         md.push_str(&md_table(&head_f, &rows_f));
+        if !windows.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nCongestion windows (mean over every sample of the run, and the largest sample):\n"
+            );
+            md.push_str(&md_table(&head_w, &rows_w));
+        }
+        if !rows_p.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nGoodput per {} window (mean of the samples in the window; a flow counts only while it runs):\n",
+                crate::units::format_duration(phase_len)
+            );
+            md.push_str(&md_table(&head_p, &rows_p));
+        }
         if !apps.is_empty() {
             let _ = writeln!(
                 md,
