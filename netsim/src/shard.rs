@@ -117,6 +117,10 @@ pub struct ShardRun {
     pub result: RunResult,
     /// A study's run whose time series the shard plotted (the first seed of its setting).
     pub plotted: bool,
+    /// A study's window statistics and phase goodputs, which the report needs from every run (the time
+    /// series themselves stay in the shard); empty for a sweep.
+    #[serde(default)]
+    pub summary: crate::study::series::SeriesSummary,
 }
 
 /// A shard file.

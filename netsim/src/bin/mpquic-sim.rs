@@ -781,6 +781,7 @@ fn sweep_cmd(args: &SweepArgs) -> ExitCode {
                 seed: row.seed,
                 result: row.result,
                 plotted: false,
+                summary: Default::default(),
             })
             .collect(),
     };
@@ -866,6 +867,7 @@ fn study_shard(
                 seed: record.seed,
                 result: record.result,
                 plotted: is_plotted,
+                summary: record.summary,
             });
         }
     }
@@ -1073,6 +1075,7 @@ fn merge_study(args: &MergeArgs, merged: shard::Merged) -> ExitCode {
                 result: r.result,
                 // The shard wrote the plots; the report links them.
                 series: r.plotted.then(Vec::new),
+                summary: r.summary,
             });
     }
     let mut outcomes = Vec::with_capacity(s.parts.len());
@@ -1090,6 +1093,7 @@ fn merge_study(args: &MergeArgs, merged: shard::Merged) -> ExitCode {
         }
         outcomes.push(PartOutcome {
             name: part.spec.name.clone(),
+            replicate: part.spec.replicate.clone(),
             runs,
         });
     }

@@ -21,7 +21,7 @@ use crate::metrics::PathSeries;
 pub const MAX_PHASES: u64 = 100;
 
 /// The summary of one path's series.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PathSummary {
     /// The flow's index in the scenario.
     pub flow: usize,
@@ -36,7 +36,7 @@ pub struct PathSummary {
 }
 
 /// The summary of every path of a run.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SeriesSummary {
     /// Per path, in series order.
     pub paths: Vec<PathSummary>,
