@@ -35,7 +35,7 @@ use crate::proto::streams::{StreamEvent, StreamId};
 
 use super::clock;
 use super::endpoint::EndpointShared;
-use super::socket::Outgoing;
+use super::socket::{Outgoing, TransmitStats};
 use super::streams::{RecvStream, SendStream};
 
 /// How far ahead the driver's timer is parked when the core wants no timer.
@@ -252,11 +252,13 @@ pub(crate) struct ConnShared {
 
 impl ConnShared {
     pub(crate) fn new(
-        conn: CoreConnection,
+        mut conn: CoreConnection,
         remote: SocketAddr,
         handle: ConnectionHandle,
         endpoint: Arc<EndpointShared>,
     ) -> Arc<ConnShared> {
+        let max_segments = endpoint.socket().max_gso_segments();
+        configure_send_batch(&mut conn, max_segments);
         let driver_timer = {
             // `connect` may be called from outside the runtime: the timer needs its time driver.
             let _guard = endpoint.runtime().enter();
@@ -286,7 +288,7 @@ impl ConnShared {
             tx: Mutex::new(Tx {
                 out: Outgoing::default(),
                 endpoint_events: Vec::new(),
-                max_segments: endpoint.socket().max_gso_segments(),
+                max_segments,
             }),
             tx_pending: AtomicBool::new(false),
             notify: Notify::new(),
@@ -424,19 +426,10 @@ impl ConnShared {
             if st.conn.poll_timeout().is_some_and(|t| t <= now) {
                 st.conn.handle_timeout(now);
             }
-            let mut n = 0;
-            let max_segments = tx.max_segments;
-            while tx
-                .out
-                .push_with(max_segments, |buf| st.conn.poll_transmit_append(now, buf))
-            {
-                n += 1;
-                if n >= MAX_TRANSMITS_PER_TURN {
-                    f.more = true;
-                    break;
-                }
-            }
+            let (n, more) = write_turn(&mut st.conn, now, &mut tx.out, tx.max_segments);
+            f.more = more;
             f.sent = n > 0;
+            tx.out.stats.turns += u64::from(f.sent);
             st.process_events();
             f.drained = st.conn.is_drained();
             while let Some(ev) = st.conn.poll_endpoint_event() {
@@ -485,6 +478,34 @@ impl ConnShared {
         }
         self.wake_driver();
     }
+}
+
+/// Tells the core how the runtime sends: GSO batches of up to `max_segments` datagrams and
+/// [`MAX_GSO_BYTES`](super::socket::MAX_GSO_BYTES) to one destination. Schedulers see it (`ConnView::
+/// batch_packets`): round-robin then gives each path turns of one batch instead of alternating every packet,
+/// so each batch fills and each path's stream data stays contiguous. Without GSO (`max_segments` 1) nothing
+/// changes.
+pub(crate) fn configure_send_batch(conn: &mut CoreConnection, max_segments: usize) {
+    conn.set_send_batch(max_segments, super::socket::MAX_GSO_BYTES);
+}
+
+/// One turn of a flush: queues the core's datagrams in `out`, grouped for GSO, until the core has nothing
+/// more to send now or [`MAX_TRANSMITS_PER_TURN`] were written. Returns the number written and whether the
+/// limit stopped the turn (there may be more).
+pub(crate) fn write_turn(
+    conn: &mut CoreConnection,
+    now: Instant,
+    out: &mut Outgoing,
+    max_segments: usize,
+) -> (usize, bool) {
+    let mut n = 0;
+    while out.push_with(max_segments, |buf| conn.poll_transmit_append(now, buf)) {
+        n += 1;
+        if n >= MAX_TRANSMITS_PER_TURN {
+            return (n, true);
+        }
+    }
+    (n, false)
 }
 
 /// The task that drives one connection: timers, sends the socket could not take at once, more than one
@@ -847,6 +868,13 @@ impl Connection {
     /// Counters.
     pub fn stats(&self) -> ConnectionStats {
         self.inner.lock().conn.stats()
+    }
+
+    /// Counters of the datagrams this connection handed to the socket: system calls, datagrams per GSO
+    /// batch, flush turns.
+    pub fn transmit_stats(&self) -> TransmitStats {
+        let tx = self.inner.tx.lock().unwrap_or_else(PoisonError::into_inner);
+        tx.out.stats
     }
 
     /// The smoothed RTT of the first path.

@@ -17,6 +17,15 @@
 //! neither waits for more than one datagram. A kept decision is dropped (and the scheduler asked again) only
 //! when its path can no longer send: abandoned, window or pacer closed, or no data left.
 //!
+//! **Batched senders.** A caller that sends datagrams in batches (the runtime with GSO: one system call
+//! carries datagrams of one size to one destination) tells the connection its batch with
+//! [`Connection::set_send_batch`], and every view the scheduler gets carries it as
+//! [`ConnView::batch_packets`] (packets of the path's datagram size in one batch). A scheduler that rotates
+//! paths packet by packet (round-robin) then gives each path a turn of at least one batch, so each path's
+//! datagrams fill a batch and its stream data stays contiguous (whole runs of offsets acknowledged
+//! together, fewer holes to reassemble at the receiver), while the rotation, and so its share, is kept.
+//! Without a batch (the default, and the simulator) `batch_packets` is 1.
+//!
 //! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
 //! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
 //! and the kept decision, untouched, waits for the packet after it.
@@ -45,6 +54,35 @@ pub(super) struct SchedState {
     reinjecting: bool,
     /// The datagram being built carries a hole's copy; read and cleared when its data packet is reported.
     reinjection_packet: bool,
+    /// The sender's batch ([`Connection::set_send_batch`]).
+    batch: SendBatch,
+}
+
+/// How many datagrams the sender groups into one batch to one destination.
+#[derive(Debug, Clone, Copy)]
+struct SendBatch {
+    max_datagrams: usize,
+    max_bytes: usize,
+}
+
+impl Default for SendBatch {
+    fn default() -> Self {
+        SendBatch {
+            max_datagrams: 1,
+            max_bytes: usize::MAX,
+        }
+    }
+}
+
+impl SendBatch {
+    /// Packets of `packet_size` bytes in one batch (at least 1).
+    fn packets(&self, packet_size: u64) -> u64 {
+        let by_bytes = u64::try_from(self.max_bytes).unwrap_or(u64::MAX) / packet_size.max(1);
+        u64::try_from(self.max_datagrams)
+            .unwrap_or(u64::MAX)
+            .min(by_bytes)
+            .max(1)
+    }
 }
 
 /// How the datagram being built uses the scheduler's decision.
@@ -145,6 +183,17 @@ impl Connection {
         }
     }
 
+    /// Tells the connection how its datagrams are sent: in batches of up to `max_datagrams` datagrams to one
+    /// destination and `max_bytes` in all (with GSO: the segments of one system call and the largest UDP
+    /// send). Schedulers see it as [`ConnView::batch_packets`] (see the module documentation). The default,
+    /// `max_datagrams` 1, is a sender without batches.
+    pub fn set_send_batch(&mut self, max_datagrams: usize, max_bytes: usize) {
+        self.sched_state.batch = SendBatch {
+            max_datagrams: max_datagrams.max(1),
+            max_bytes,
+        };
+    }
+
     /// Asks the scheduler which path carries new data, if any is waiting.
     fn ask_scheduler(&mut self, now: Instant) -> Option<Decision> {
         if self.one_rtt.is_none() || !self.handshake_complete {
@@ -171,6 +220,7 @@ impl Connection {
             .saturating_add(self.datagrams_out.bytes())
             .max(packet_size);
         view.flow_credit = self.streams.conn_send_credit();
+        view.batch_packets = self.sched_state.batch.packets(packet_size);
         // The scheduler places retransmissions too (they may go to another path than the lost packet's).
         view.retransmit_queue = retransmit;
         view.is_retransmission = view.retransmit_queue > 0;

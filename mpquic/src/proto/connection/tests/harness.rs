@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::proto::ack_tracker::EcnCodepoint;
-use crate::proto::connection::{ClientConfig, Connection, Event, Rng, ServerConfig, TransportConfig};
+use crate::proto::connection::{
+    ClientConfig, Connection, Event, Rng, ServerConfig, Transmit, TransportConfig,
+};
 use crate::proto::crypto::{CipherSuite, SelfSigned, TlsOptions, client_config, server_config};
 use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
 
@@ -103,6 +105,10 @@ pub struct Pair {
     /// Route with `Endpoint::handle_deferred` and feed a new connection its first datagram afterwards, as
     /// the runtime does.
     pub deferred_accept: bool,
+    /// When set, the client's datagrams of each flush come from this function (the runtime's GSO batching, for
+    /// example) instead of `poll_transmit`: each datagram with the transmit that describes it.
+    #[allow(clippy::type_complexity)]
+    pub client_transmit: Option<Box<dyn FnMut(&mut Connection, Instant) -> Vec<(Vec<u8>, Transmit)>>>,
 }
 
 impl Pair {
@@ -159,6 +165,7 @@ impl Pair {
             extra_delay: HashMap::new(),
             client_sent: None,
             deferred_accept: false,
+            client_transmit: None,
         }
     }
 
@@ -182,6 +189,13 @@ impl Pair {
             let mut out = Vec::new();
             let node_addr = node.addr;
             for conn in node.conns.values_mut() {
+                if let Some(f) = self.client_transmit.as_mut().filter(|_| to_server) {
+                    for (data, t) in f(conn, self.now) {
+                        let from = self.client_nat.unwrap_or(t.local.unwrap_or(node_addr));
+                        out.push((data, t.ecn, from, t.remote));
+                    }
+                    continue;
+                }
                 while let Some(t) = conn.poll_transmit(self.now, &mut buf) {
                     assert!(t.size <= 1200 || t.size == buf.len());
                     let from = if to_server {
