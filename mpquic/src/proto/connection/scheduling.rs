@@ -24,7 +24,10 @@
 //! paths packet by packet (round-robin) then gives each path a turn of at least one batch, so each path's
 //! datagrams fill a batch and its stream data stays contiguous (whole runs of offsets acknowledged
 //! together, fewer holes to reassemble at the receiver), while the rotation, and so its share, is kept.
-//! Without a batch (the default, and the simulator) `batch_packets` is 1.
+//! Without a batch (the default, and the simulator) `batch_packets` is 1. A batched sender with a single
+//! path asks the scheduler once per instant (`now`) and sends on while that path's window and pacer allow:
+//! with one path and a clock that stands still the scheduler has nothing else to decide, and the views it
+//! would get cost as much as the rest of the packet's bookkeeping.
 //!
 //! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
 //! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
@@ -56,6 +59,8 @@ pub(super) struct SchedState {
     reinjection_packet: bool,
     /// The sender's batch ([`Connection::set_send_batch`]).
     batch: SendBatch,
+    /// A batched sender on a connection with a single path: that path and the time the scheduler chose it.
+    single_path_turn: Option<(PathId, Instant)>,
 }
 
 /// How many datagrams the sender groups into one batch to one destination.
@@ -117,11 +122,25 @@ impl Connection {
             self.sched_state.committed = None;
             self.sched_state.deferred = false;
         }
+        // A batched sender with a single path: the scheduler chooses once per instant. Until the clock moves
+        // nothing it sees changes but that path's window and pacer, which `can_carry_data` checks.
+        let single = self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1;
+        if single
+            && let Some((p, at)) = self.sched_state.single_path_turn
+            && at == now
+            && self.can_carry_data(p, now)
+        {
+            return Some(p);
+        }
+        self.sched_state.single_path_turn = None;
         let decision = self.ask_scheduler(now)?;
         let first = decision.paths().first().copied();
-        if first.is_some() {
+        if let Some(p) = first {
             self.sched_state.committed = Some(decision);
             self.sched_state.deferred = false;
+            if single {
+                self.sched_state.single_path_turn = Some((p, now));
+            }
         }
         first
     }

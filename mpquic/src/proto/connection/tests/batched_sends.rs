@@ -6,6 +6,8 @@
 use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,8 +15,9 @@ use bytes::Bytes;
 use super::harness::{CLIENT, Pair, addr};
 use super::multipath::{CLIENT2, mp_config, two_paths_with};
 use crate::cc::PathId;
-use crate::proto::connection::{Transmit, TransportConfig};
+use crate::proto::connection::{SchedFactory, Transmit, TransportConfig};
 use crate::runtime::{Outgoing, configure_send_batch, ecn_from_udp, write_turn};
+use crate::sched::Decision;
 
 /// GSO segments per system call on Linux (`UDP_MAX_SEGMENTS`), what quinn-udp reports there.
 const MAX_SEGMENTS: usize = 64;
@@ -22,6 +25,8 @@ const MAX_SEGMENTS: usize = 64;
 /// What the client's batches looked like.
 #[derive(Debug, Default)]
 struct Batches {
+    /// `write_turn` calls.
+    calls: u64,
     /// Turns (`write_turn` calls) that wrote at least one datagram.
     turns: u64,
     /// System calls the runtime would make (one per batch).
@@ -54,6 +59,7 @@ fn batch_client(p: &mut Pair, told: bool) -> Rc<RefCell<Batches>> {
             out.clear();
             let (n, more) = write_turn(conn, now, &mut out, MAX_SEGMENTS);
             let mut r = r.borrow_mut();
+            r.calls += 1;
             r.turns += u64::from(n > 0);
             r.lane_switches = out.stats.lane_switches;
             for t in out.transmits() {
@@ -213,4 +219,76 @@ fn roundrobin_fills_gso_batches_and_keeps_its_share() {
             "{spec}, batch unknown: path 0 {p0} B, path 1 {p1} B"
         );
     }
+}
+
+/// minRTT, counting how often the connection asks it.
+#[derive(Debug)]
+struct Counting {
+    inner: crate::sched::schedulers::MinRtt,
+    asked: Arc<AtomicU64>,
+}
+
+impl crate::sched::Scheduler for Counting {
+    fn name(&self) -> &'static str {
+        "counting-minrtt"
+    }
+
+    fn select_send(&mut self, conn: &crate::sched::ConnView<'_>, now: std::time::Instant) -> Decision {
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        self.inner.select_send(conn, now)
+    }
+}
+
+/// One path, the client uploading through the runtime's batching; returns the batches, how often the
+/// scheduler was asked and the client's data packets.
+fn single_path_upload(told: bool) -> (Batches, u64, u64) {
+    let asked = Arc::new(AtomicU64::new(0));
+    let a = asked.clone();
+    let mut t = rr_config("minrtt");
+    t.scheduler_factory = Some(SchedFactory(Arc::new(move || {
+        Box::new(Counting {
+            inner: crate::sched::schedulers::MinRtt,
+            asked: a.clone(),
+        })
+    })));
+    let mut p = Pair::new(None, t, 72);
+    p.handshake();
+    let rec = batch_client(&mut p, told);
+    let data: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
+    let got = upload(&mut p, &data);
+    assert!(got == data, "the server read other bytes than were sent");
+    let c = p.client.conn();
+    assert_eq!(c.paths(), vec![PathId(0)]);
+    let stats = c.path_stats(PathId(0)).unwrap();
+    assert_eq!(stats.stream_bytes_sent, data.len() as u64);
+    p.client_transmit = None;
+    let b = Rc::try_unwrap(rec).unwrap().into_inner();
+    (b, asked.load(Ordering::Relaxed), stats.packets_sent)
+}
+
+#[test]
+fn a_batched_sender_with_one_path_asks_the_scheduler_once_per_instant() {
+    let (b, asked, packets) = single_path_upload(true);
+    let (plain, plain_asked, plain_packets) = single_path_upload(false);
+    // Without the batch the scheduler places every data packet: at least one question per data packet
+    // (2,000,000 B / at most 1174 stream bytes per packet ≥ 1704 packets).
+    assert!(
+        plain_asked >= 1704,
+        "{plain_asked} questions, {plain_packets} packets, {plain:?}"
+    );
+    // With it, once per instant: within one `write_turn` call the clock stands still, so after the
+    // scheduler's choice the connection asks again only when the path can no longer send (at most once, since
+    // a full window or an empty pacer stays so while the clock stands still), and a data packet built for
+    // an acknowledgement's datagram may ask once more: at most 3 questions per call.
+    assert!(
+        asked <= 3 * b.calls,
+        "{asked} questions in {} write turns",
+        b.calls
+    );
+    assert!(asked * 10 < plain_asked, "{asked} vs {plain_asked} questions");
+    // The same transfer otherwise: as many packets within the few a different ACK timing may add.
+    assert!(
+        packets.abs_diff(plain_packets) * 100 <= plain_packets,
+        "{packets} vs {plain_packets} packets"
+    );
 }
