@@ -34,8 +34,7 @@ use crate::proto::frame::Dir;
 use crate::proto::streams::{StreamEvent, StreamId};
 
 use super::clock;
-use super::endpoint::EndpointShared;
-use super::socket::{Outgoing, TransmitStats};
+use super::socket::{Outgoing, Socket, TransmitStats};
 use super::streams::{RecvStream, SendStream};
 
 /// How far ahead the driver's timer is parked when the core wants no timer.
@@ -233,6 +232,20 @@ pub(crate) struct Flushed {
     wake_driver: bool,
 }
 
+/// What a connection needs of its endpoint: the socket, the tokio runtime, and somewhere to report routing
+/// updates and the end of the connection. The endpoint implements it (`endpoint.rs`); connections know the
+/// endpoint only through it, so the module dependencies run one way (endpoint → connection).
+pub(crate) trait EndpointLink: std::fmt::Debug + Send + Sync {
+    /// The runtime the endpoint's tasks run on.
+    fn runtime(&self) -> &tokio::runtime::Handle;
+    /// The endpoint's current UDP socket.
+    fn socket(&self) -> Arc<Socket>;
+    /// Routing updates from connection `handle` (new or retired CIDs, reset tokens) for the core endpoint.
+    fn connection_events(&self, handle: ConnectionHandle, events: &mut dyn Iterator<Item = EndpointEvent>);
+    /// Connection `handle` finished draining: the endpoint forgets it.
+    fn connection_drained(&self, handle: ConnectionHandle);
+}
+
 /// What the endpoint, the driver and the application handles share about one connection.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
@@ -247,7 +260,7 @@ pub(crate) struct ConnShared {
     app_refs: AtomicUsize,
     remote: SocketAddr,
     handle: ConnectionHandle,
-    endpoint: Arc<EndpointShared>,
+    endpoint: Arc<dyn EndpointLink>,
 }
 
 impl ConnShared {
@@ -255,7 +268,7 @@ impl ConnShared {
         mut conn: CoreConnection,
         remote: SocketAddr,
         handle: ConnectionHandle,
-        endpoint: Arc<EndpointShared>,
+        endpoint: Arc<dyn EndpointLink>,
     ) -> Arc<ConnShared> {
         let max_segments = endpoint.socket().max_gso_segments();
         configure_send_batch(&mut conn, max_segments);
@@ -455,7 +468,7 @@ impl ConnShared {
         }
         if !tx.endpoint_events.is_empty() {
             self.endpoint
-                .connection_events(self.handle, tx.endpoint_events.drain(..));
+                .connection_events(self.handle, &mut tx.endpoint_events.drain(..));
         }
         if !matches!(tx.out.send_now(socket), Ok(true)) {
             f.blocked = true;

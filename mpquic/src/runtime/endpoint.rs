@@ -68,6 +68,24 @@ pub(crate) struct EndpointShared {
     runtime: tokio::runtime::Handle,
 }
 
+impl connection::EndpointLink for EndpointShared {
+    fn runtime(&self) -> &tokio::runtime::Handle {
+        EndpointShared::runtime(self)
+    }
+
+    fn socket(&self) -> Arc<Socket> {
+        EndpointShared::socket(self)
+    }
+
+    fn connection_events(&self, handle: ConnectionHandle, events: &mut dyn Iterator<Item = EndpointEvent>) {
+        EndpointShared::connection_events(self, handle, events);
+    }
+
+    fn connection_drained(&self, handle: ConnectionHandle) {
+        EndpointShared::connection_drained(self, handle);
+    }
+}
+
 impl EndpointShared {
     fn lock(&self) -> MutexGuard<'_, EndpointState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
