@@ -38,16 +38,17 @@ mod connection;
 mod endpoint;
 mod paths;
 mod qlog;
+mod shared;
 mod socket;
 mod streams;
 
 pub use connection::{Connecting, Connection, ZeroRttAccepted};
 // For the core's tests that send through the runtime's batching (`proto::connection::tests::batched_sends`).
-#[cfg(test)]
-pub(crate) use connection::{configure_send_batch, write_turn};
 pub use endpoint::{ConnectError, Endpoint};
 pub use paths::PathEvent;
 pub use qlog::{QlogContext, QlogFactory, qlog_directory};
+#[cfg(test)]
+pub(crate) use shared::{configure_send_batch, write_turn};
 pub use socket::TransmitStats;
 #[cfg(test)]
 pub(crate) use socket::{Outgoing, ecn_from_udp};
