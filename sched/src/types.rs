@@ -135,6 +135,10 @@ pub struct ConnView<'a> {
     pub flow_credit: u64,
     /// Bytes of lost frames queued for retransmission and not yet resent.
     pub retransmit_queue: u64,
+    /// Packets of `packet_size` the sender groups into one batch to one destination (with GSO, one system
+    /// call); 1 when it sends datagram by datagram (the default, and the simulator). A scheduler that rotates
+    /// paths may give each path a turn of at least this many packets, so that its batches fill.
+    pub batch_packets: u64,
 }
 
 impl<'a> ConnView<'a> {
@@ -149,6 +153,7 @@ impl<'a> ConnView<'a> {
             bytes_waiting: packet_size,
             flow_credit: u64::MAX,
             retransmit_queue: 0,
+            batch_packets: 1,
         }
     }
 

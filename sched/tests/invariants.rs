@@ -150,6 +150,7 @@ fn run(spec: &str, steps: &[Step], reverse_order: bool) -> Result<Vec<Decision>,
             bytes_waiting: st.bytes_waiting,
             flow_credit: st.flow_credit,
             retransmit_queue: 0,
+            batch_packets: 1,
         };
         let d = select(s.as_mut(), &conn, now);
         // Never an unvalidated, abandoned, failed or full path; lists non-empty, unique, sorted.

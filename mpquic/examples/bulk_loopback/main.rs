@@ -17,6 +17,8 @@
 //!   `noq`, `interop` (mpquic → quinn), `mpnoq` (mpquic → noq). Two paths, each as download and upload and
 //!   each next to the same run on one path: `mp2-minrtt`, `mp2-roundrobin` (mpquic with that scheduler),
 //!   `noq2` (noq multipath). Groups: `single`, `multi`. Default: all.
+//! - `--direction download|upload`, `--paths 1|2`: only the two-path measurements of that direction / that
+//!   number of paths (for instruction counts of one configuration under callgrind).
 //! - `--send-buffer N`: mpquic's per-stream send buffer (`StreamsConfig::send_buffer`).
 //! - `--pacer-max-burst P`: mpquic's cap on the pacer's bucket at high rates, in packets
 //!   (`RecoveryConfig::pacer_max_burst_packets`; 0: no cap, the behaviour before the cap existed).
@@ -24,7 +26,9 @@
 //! - `BULK_TRACE=1`: every 100 ms, the mpquic sender's path state on stderr.
 //!
 //! Each run prints the packets the sender sent and declared lost, and the packets the receiver sent (its ACKs,
-//! mostly); two-path runs also print the share of the sender's bytes on path 1. Every stack uses
+//! mostly); two-path runs also print the share of the sender's bytes on path 1; mpquic-to-mpquic runs print
+//! both ends' socket counters (`Connection::transmit_stats`: system calls, datagrams per GSO batch, flush
+//! turns). Every stack uses
 //! TLS_AES_128_GCM_SHA256 only; flow control and everything else are each stack's defaults. The data path is
 //! zero-copy: the sender hands out `Bytes` slices of one pattern buffer with `write_chunk`, the receiver
 //! takes `Bytes` with `read_chunk` and compares them with the pattern in place (or only counts them).
@@ -165,6 +169,14 @@ impl Conn {
             Conn::Mp(c) => drop(c.closed().await),
             Conn::Quinn(c) => drop(c.closed().await),
             Conn::Noq(c) => drop(c.closed().await),
+        }
+    }
+
+    /// mpquic only: how the connection's datagrams went to the socket (GSO batches, flush turns).
+    fn transmit_summary(&self) -> Option<String> {
+        match self {
+            Conn::Mp(c) => Some(stack_mpquic::transmit_summary(c)),
+            Conn::Quinn(_) | Conn::Noq(_) => None,
         }
     }
 
@@ -368,6 +380,7 @@ fn parse_args() -> Res<Options> {
         settings: Settings::default(),
         verify: true,
     };
+    let (mut direction, mut paths) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
@@ -384,6 +397,24 @@ fn parse_args() -> Res<Options> {
             "--send-buffer" => o.settings.send_buffer = Some(parse_size(&value()?)?),
             "--pacer-max-burst" => o.settings.pacer_max_burst = Some(value()?.parse()?),
             "--no-verify" => o.verify = false,
+            "--direction" => {
+                let v = value()?;
+                let download = match v.as_str() {
+                    "download" => true,
+                    "upload" => false,
+                    _ => return Err(format!("--direction: download or upload, not {v}").into()),
+                };
+                direction = Some(download);
+            }
+            "--paths" => {
+                let v = value()?;
+                let two = match v.as_str() {
+                    "1" => false,
+                    "2" => true,
+                    _ => return Err(format!("--paths: 1 or 2, not {v}").into()),
+                };
+                paths = Some(two);
+            }
             "--pair" => {
                 for key in value()?.split(',') {
                     for m in measures_for(key)? {
@@ -395,7 +426,7 @@ fn parse_args() -> Res<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "bulk_loopback [--bytes N[K|M|G]] [--runs K] [--mtu M] [--pair P,...] [--send-buffer N] [--pacer-max-burst P] [--no-verify]"
+                    "bulk_loopback [--bytes N[K|M|G]] [--runs K] [--mtu M] [--pair P,...] [--direction download|upload] [--paths 1|2] [--send-buffer N] [--pacer-max-burst P] [--no-verify]"
                 );
                 std::process::exit(0);
             }
@@ -405,6 +436,16 @@ fn parse_args() -> Res<Options> {
     if o.measures.is_empty() {
         o.measures = measures_for("single")?;
         o.measures.extend(measures_for("multi")?);
+    }
+    // `--direction` and `--paths` keep only those two-path measurements (single-path pairs stay).
+    o.measures.retain(|m| match *m {
+        Measure::Single(_) => true,
+        Measure::Multi {
+            download, two_paths, ..
+        } => direction.is_none_or(|d| d == download) && paths.is_none_or(|p| p == two_paths),
+    });
+    if o.measures.is_empty() {
+        return Err("no measurement left after --direction / --paths".into());
     }
     if o.bytes == 0 || o.runs == 0 {
         return Err("--bytes and --runs must be positive".into());
@@ -420,6 +461,8 @@ struct Outcome {
     lost: u64,
     receiver_packets: u64,
     path1_share: Option<f64>,
+    /// mpquic's sender and receiver socket counters.
+    transmits: Option<(String, String)>,
 }
 
 /// One transfer on fresh endpoints and a fresh connection.
@@ -462,6 +505,7 @@ async fn run(m: Measure, c: &Certs, o: &Options, pattern: &Bytes) -> Res<Outcome
     sender.closed().await;
     let (packets, lost, path1_share) = sender.sender_stats();
     let receiver_packets = receiver.sender_stats().0;
+    let transmits = sender.transmit_summary().zip(receiver.transmit_summary());
     drop((cc, sc));
     client.wait_idle().await;
     server.wait_idle().await;
@@ -478,6 +522,7 @@ async fn run(m: Measure, c: &Certs, o: &Options, pattern: &Bytes) -> Res<Outcome
         lost,
         receiver_packets,
         path1_share,
+        transmits,
     })
 }
 
@@ -651,6 +696,9 @@ async fn bench(o: Options) -> Res<()> {
                 out.lost,
                 out.receiver_packets,
             );
+            if let Some((tx, rx)) = &out.transmits {
+                println!("    sender {tx}\n    receiver {rx}");
+            }
             s.rates.push(rate);
             s.shares.extend(out.path1_share);
         }

@@ -130,3 +130,19 @@ pub(crate) fn sender_stats(conn: &mp::Connection) -> (u64, u64, Option<f64>) {
     let share = (b1 > 0).then(|| b1 as f64 / (b0 + b1).max(1) as f64);
     (st.packets_sent, st.packets_lost, share)
 }
+
+/// The connection's socket counters in one line: system calls, datagrams per GSO batch, flush turns.
+pub(crate) fn transmit_summary(conn: &mp::Connection) -> String {
+    let t = conn.transmit_stats();
+    format!(
+        "{} datagrams in {} sends ({:.1} per send, {} single), {} turns ({:.1} datagrams per turn), {} lane switches, {} would-block",
+        t.datagrams,
+        t.batches,
+        t.mean_segments(),
+        t.single_datagram_batches,
+        t.turns,
+        t.datagrams as f64 / t.turns.max(1) as f64,
+        t.lane_switches,
+        t.would_block,
+    )
+}

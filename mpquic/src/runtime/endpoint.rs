@@ -24,7 +24,8 @@ use crate::proto::endpoint::{
 };
 
 use super::clock;
-use super::connection::{self, ConnShared, Connecting};
+use super::connection::Connecting;
+use super::shared::{self, ConnShared};
 use super::socket::{Socket, ecn_from_udp};
 
 /// Why [`Endpoint::connect`] failed.
@@ -45,8 +46,8 @@ pub enum ConnectError {
 #[derive(Debug)]
 struct EndpointState {
     core: CoreEndpoint,
-    /// Keyed by handles we number ourselves: the cheap [`connection::IdHasher`] suffices (looked up per datagram).
-    conns: HashMap<ConnectionHandle, Arc<ConnShared>, std::hash::BuildHasherDefault<connection::IdHasher>>,
+    /// Keyed by handles we number ourselves: the cheap [`shared::IdHasher`] suffices (looked up per datagram).
+    conns: HashMap<ConnectionHandle, Arc<ConnShared>, std::hash::BuildHasherDefault<shared::IdHasher>>,
     incoming: VecDeque<Connecting>,
     accept_wakers: Vec<Waker>,
     idle_wakers: Vec<Waker>,
@@ -66,6 +67,24 @@ pub(crate) struct EndpointShared {
     /// Wakes the receive task to check whether it should end (or pick up a new socket).
     notify: Notify,
     runtime: tokio::runtime::Handle,
+}
+
+impl shared::EndpointLink for EndpointShared {
+    fn runtime(&self) -> &tokio::runtime::Handle {
+        EndpointShared::runtime(self)
+    }
+
+    fn socket(&self) -> Arc<Socket> {
+        EndpointShared::socket(self)
+    }
+
+    fn connection_events(&self, handle: ConnectionHandle, events: &mut dyn Iterator<Item = EndpointEvent>) {
+        EndpointShared::connection_events(self, handle, events);
+    }
+
+    fn connection_drained(&self, handle: ConnectionHandle) {
+        EndpointShared::connection_drained(self, handle);
+    }
 }
 
 impl EndpointShared {
@@ -267,7 +286,7 @@ impl Endpoint {
         st.conns.insert(handle, shared.clone());
         drop(st);
         let connecting = Connecting::new(shared.clone());
-        self.shared.runtime.spawn(connection::drive(shared));
+        self.shared.runtime.spawn(shared::drive(shared));
         Ok(connecting)
     }
 
@@ -458,7 +477,7 @@ async fn receive(shared: Arc<EndpointShared>) {
                                     w.wake();
                                 }
                             }
-                            shared.runtime.spawn(connection::drive(c.clone()));
+                            shared.runtime.spawn(shared::drive(c.clone()));
                             // Its first datagram (the ClientHello) is processed with the others, after the
                             // endpoint lock is released.
                             routed.push(Routed {

@@ -38,13 +38,20 @@ mod connection;
 mod endpoint;
 mod paths;
 mod qlog;
+mod shared;
 mod socket;
 mod streams;
 
 pub use connection::{Connecting, Connection, ZeroRttAccepted};
+// For the core's tests that send through the runtime's batching (`proto::connection::tests::batched_sends`).
 pub use endpoint::{ConnectError, Endpoint};
 pub use paths::PathEvent;
 pub use qlog::{QlogContext, QlogFactory, qlog_directory};
+#[cfg(test)]
+pub(crate) use shared::{configure_send_batch, write_turn};
+pub use socket::TransmitStats;
+#[cfg(test)]
+pub(crate) use socket::{Outgoing, ecn_from_udp};
 pub use streams::{ReadError, RecvStream, SendStream, WriteError};
 
 pub use crate::cc::PathId;

@@ -135,7 +135,7 @@ pub(crate) fn ecn_to_udp(ecn: Option<EcnCodepoint>) -> Option<quinn_udp::EcnCode
 }
 
 /// Largest GSO batch in bytes (the kernel limit of one UDP send is 64 KiB).
-const MAX_GSO_BYTES: usize = 64_000;
+pub(crate) const MAX_GSO_BYTES: usize = 64_000;
 
 /// Lanes kept (with their buffers) across [`Outgoing::clear`]: a connection rarely sends to more
 /// destinations than it has paths; lanes beyond this are dropped when cleared, so their memory is returned.
@@ -171,6 +171,39 @@ struct Batch {
     closed: bool,
 }
 
+/// Counters of a connection's sends through the socket ([`crate::runtime::Connection::transmit_stats`]): how
+/// well datagrams were grouped into GSO batches. Counted when the socket accepts a batch.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TransmitStats {
+    /// System calls that sent datagrams (one GSO batch each).
+    pub batches: u64,
+    /// Datagrams in those batches.
+    pub datagrams: u64,
+    /// Batches of a single datagram.
+    pub single_datagram_batches: u64,
+    /// UDP payload bytes in those batches.
+    pub bytes: u64,
+    /// Flush turns that wrote at least one datagram.
+    pub turns: u64,
+    /// Times the socket would not take a batch (the rest waited for it to become writable).
+    pub would_block: u64,
+    /// Datagrams written for another lane (destination, source address, ECN) than the datagram before them
+    /// in the same turn: each is one copy into that lane's buffer, and for data each is a point where the
+    /// connection's stream data switched paths.
+    pub lane_switches: u64,
+}
+
+impl TransmitStats {
+    /// Mean datagrams per batch (0 before the first batch).
+    pub fn mean_segments(&self) -> f64 {
+        if self.batches == 0 {
+            return 0.0;
+        }
+        self.datagrams as f64 / self.batches as f64
+    }
+}
+
 /// Datagrams written by the core, grouped for GSO per lane: datagrams to the same destination with the
 /// same ECN and source address join that lane's open batch (all of one size except a possibly shorter
 /// last one), whatever was queued for other lanes in between. A scheduler that alternates paths packet by
@@ -189,6 +222,8 @@ pub(crate) struct Outgoing {
     sent: usize,
     /// The lane the last datagram went to: the next one is built in its buffer.
     last_lane: usize,
+    /// What was sent so far.
+    pub(crate) stats: TransmitStats,
 }
 
 impl Outgoing {
@@ -218,9 +253,19 @@ impl Outgoing {
                 self.sent += 1;
                 continue;
             };
+            let (segments, len) = (b.segments as u64, t.contents.len() as u64);
             match socket.try_send(&t) {
-                Ok(()) => self.sent += 1,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Ok(()) => {
+                    self.stats.batches += 1;
+                    self.stats.datagrams += segments;
+                    self.stats.single_datagram_batches += u64::from(segments == 1);
+                    self.stats.bytes += len;
+                    self.sent += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.stats.would_block += 1;
+                    return Ok(false);
+                }
                 Err(e) => {
                     // Not retried: QUIC recovers from the loss.
                     self.sent += 1;
@@ -294,6 +339,7 @@ impl Outgoing {
         }
         let lane = self.lane_for(key);
         let start = move_tail(&mut self.lanes, built_in, lane, start);
+        self.stats.lane_switches += 1;
         self.queue(&t, lane, start, max_segments);
         true
     }

@@ -23,7 +23,7 @@ use crate::proto::connection::ConnectionError;
 use crate::proto::streams::{self, SetWindowError, StreamId, WindowPolicy};
 
 use super::clock;
-use super::connection::ConnRef;
+use super::shared::ConnRef;
 
 /// Bytes copied from the caller's buffer per write call (the core accepts what its send buffer can hold).
 const MAX_WRITE_COPY: usize = 64 * 1024;
@@ -274,7 +274,7 @@ impl RecvStream {
         id: StreamId,
         ahead: &mut VecDeque<Bytes>,
         ahead_end: &mut Option<Ended>,
-        st: &mut super::connection::ConnState,
+        st: &mut super::shared::ConnState,
         now: std::time::Instant,
     ) {
         let mut budget = READ_AHEAD_BYTES;

@@ -15,6 +15,13 @@
 //! `cwnd_limited = false` the rotation is strict ("real" round-robin): every live path takes its turn, and
 //! when the path whose turn it is has no room the scheduler returns [`Decision::Wait`] instead of skipping it.
 //!
+//! A batched sender ([`ConnView::batch_packets`] > 1: with GSO, one system call carries a batch of datagrams
+//! to one destination) lengthens every turn to at least one batch: `max(segments, batch_packets)` packets.
+//! Rotating packet by packet would leave every batch half empty and interleave the paths' stream data
+//! (every acknowledgement of one path then leaves holes for the other's); turns of a batch keep the rotation
+//! and its share (strict turns: equal packets per path, up to one turn) while each path's packets are
+//! consecutive. Without batches (the simulator) `batch_packets` is 1 and nothing changes.
+//!
 //! The backup rule of the shared eligibility test is applied too (the kernel's RR ignores backup status; we
 //! keep one meaning of "backup" for every scheduler). Retransmissions take the next turn like new data, but
 //! prefer a path they were not sent on (the shared reinjection rule). Kept as a baseline: kernel maintainers
@@ -64,13 +71,13 @@ impl RoundRobin {
 
     /// The path whose turn it is among `candidates` (the kernel's `mptcp_rr_next_segment` choice), resetting
     /// the round when every candidate used its quota. `None` when there is no candidate.
-    fn turn<'a, I>(&mut self, candidates: impl Fn() -> I) -> Option<&'a PathView>
+    fn turn<'a, I>(&mut self, segments: u64, candidates: impl Fn() -> I) -> Option<&'a PathView>
     where
         I: Iterator<Item = &'a PathView>,
     {
         let q = |s: &Self, p: &PathView| s.quota(p.id);
         let partial = candidates()
-            .filter(|p| (1..self.segments).contains(&q(self, p)))
+            .filter(|p| (1..segments).contains(&q(self, p)))
             .min_by_key(|p| p.id);
         if partial.is_some() {
             return partial;
@@ -104,7 +111,9 @@ impl Scheduler for RoundRobin {
         let size = conn.packet_size;
         let cwnd_limited = self.cwnd_limited;
         let candidates = || e.paths().filter(move |p| !cwnd_limited || p.can_send(size));
-        match self.turn(candidates) {
+        // A turn lasts at least one of the sender's batches.
+        let segments = self.segments.max(conn.batch_packets);
+        match self.turn(segments, candidates) {
             Some(p) if p.can_send(size) => {
                 let q = self.quota.entry(p.id).or_insert(0);
                 *q = q.saturating_add(1);
@@ -156,5 +165,43 @@ mod tests {
             pick(&mut rr, &open);
         }
         assert_eq!(seq, [0, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 1]);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // test set-up: any instant will do
+    fn a_batched_sender_gets_turns_of_one_batch() {
+        // batch_packets = 4, segments = 1: turns of 4 packets. Strict turns (cwnd_limited = false): when path
+        // 1 fills after 2 packets of its second turn, the scheduler waits for it instead of going back to
+        // path 0; once it opens, path 1 finishes its turn (2 more), then path 0 has a full turn again.
+        let now = Instant::now();
+        let mut rr = RoundRobin::new(1, false);
+        let open = [
+            PathView::new(0, 1 << 30, Duration::from_millis(10)),
+            PathView::new(1, 1 << 30, Duration::from_millis(10)),
+        ];
+        let mut full1 = open.clone();
+        full1[1].bytes_in_flight = 1 << 30;
+        let mut seq = Vec::new();
+        let mut pick = |rr: &mut RoundRobin, paths: &[PathView]| {
+            let mut view = ConnView::new(paths, 1200);
+            view.batch_packets = 4;
+            match rr.select_send(&view, now) {
+                Decision::Path(p) => seq.push(Some(p.0)),
+                _ => seq.push(None),
+            }
+        };
+        for _ in 0..14 {
+            pick(&mut rr, &open);
+        }
+        pick(&mut rr, &full1);
+        for _ in 0..6 {
+            pick(&mut rr, &open);
+        }
+        let want = [0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1]
+            .map(Some)
+            .into_iter()
+            .chain([None])
+            .chain([1, 1, 0, 0, 0, 0].map(Some));
+        assert_eq!(seq, want.collect::<Vec<_>>());
     }
 }

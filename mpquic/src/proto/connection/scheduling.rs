@@ -17,6 +17,18 @@
 //! neither waits for more than one datagram. A kept decision is dropped (and the scheduler asked again) only
 //! when its path can no longer send: abandoned, window or pacer closed, or no data left.
 //!
+//! **Batched senders.** A caller that sends datagrams in batches (the runtime with GSO: one system call
+//! carries datagrams of one size to one destination) tells the connection its batch with
+//! [`Connection::set_send_batch`], and every view the scheduler gets carries it as
+//! [`ConnView::batch_packets`] (packets of the path's datagram size in one batch). A scheduler that rotates
+//! paths packet by packet (round-robin) then gives each path a turn of at least one batch, so each path's
+//! datagrams fill a batch and its stream data stays contiguous (whole runs of offsets acknowledged
+//! together, fewer holes to reassemble at the receiver), while the rotation, and so its share, is kept.
+//! Without a batch (the default, and the simulator) `batch_packets` is 1. A batched sender with a single
+//! path asks the scheduler once per instant (`now`) and sends on while that path's window and pacer allow:
+//! with one path and a clock that stands still the scheduler has nothing else to decide, and the views it
+//! would get cost as much as the rest of the packet's bookkeeping.
+//!
 //! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
 //! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
 //! and the kept decision, untouched, waits for the packet after it.
@@ -45,6 +57,37 @@ pub(super) struct SchedState {
     reinjecting: bool,
     /// The datagram being built carries a hole's copy; read and cleared when its data packet is reported.
     reinjection_packet: bool,
+    /// The sender's batch ([`Connection::set_send_batch`]).
+    batch: SendBatch,
+    /// A batched sender on a connection with a single path: that path and the time the scheduler chose it.
+    single_path_turn: Option<(PathId, Instant)>,
+}
+
+/// How many datagrams the sender groups into one batch to one destination.
+#[derive(Debug, Clone, Copy)]
+struct SendBatch {
+    max_datagrams: usize,
+    max_bytes: usize,
+}
+
+impl Default for SendBatch {
+    fn default() -> Self {
+        SendBatch {
+            max_datagrams: 1,
+            max_bytes: usize::MAX,
+        }
+    }
+}
+
+impl SendBatch {
+    /// Packets of `packet_size` bytes in one batch (at least 1).
+    fn packets(&self, packet_size: u64) -> u64 {
+        let by_bytes = u64::try_from(self.max_bytes).unwrap_or(u64::MAX) / packet_size.max(1);
+        u64::try_from(self.max_datagrams)
+            .unwrap_or(u64::MAX)
+            .min(by_bytes)
+            .max(1)
+    }
 }
 
 /// How the datagram being built uses the scheduler's decision.
@@ -79,11 +122,25 @@ impl Connection {
             self.sched_state.committed = None;
             self.sched_state.deferred = false;
         }
+        // A batched sender with a single path: the scheduler chooses once per instant. Until the clock moves
+        // nothing it sees changes but that path's window and pacer, which `can_carry_data` checks.
+        let single = self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1;
+        if single
+            && let Some((p, at)) = self.sched_state.single_path_turn
+            && at == now
+            && self.can_carry_data(p, now)
+        {
+            return Some(p);
+        }
+        self.sched_state.single_path_turn = None;
         let decision = self.ask_scheduler(now)?;
         let first = decision.paths().first().copied();
-        if first.is_some() {
+        if let Some(p) = first {
             self.sched_state.committed = Some(decision);
             self.sched_state.deferred = false;
+            if single {
+                self.sched_state.single_path_turn = Some((p, now));
+            }
         }
         first
     }
@@ -145,6 +202,17 @@ impl Connection {
         }
     }
 
+    /// Tells the connection how its datagrams are sent: in batches of up to `max_datagrams` datagrams to one
+    /// destination and `max_bytes` in all (with GSO: the segments of one system call and the largest UDP
+    /// send). Schedulers see it as [`ConnView::batch_packets`] (see the module documentation). The default,
+    /// `max_datagrams` 1, is a sender without batches.
+    pub fn set_send_batch(&mut self, max_datagrams: usize, max_bytes: usize) {
+        self.sched_state.batch = SendBatch {
+            max_datagrams: max_datagrams.max(1),
+            max_bytes,
+        };
+    }
+
     /// Asks the scheduler which path carries new data, if any is waiting.
     fn ask_scheduler(&mut self, now: Instant) -> Option<Decision> {
         if self.one_rtt.is_none() || !self.handshake_complete {
@@ -171,6 +239,7 @@ impl Connection {
             .saturating_add(self.datagrams_out.bytes())
             .max(packet_size);
         view.flow_credit = self.streams.conn_send_credit();
+        view.batch_packets = self.sched_state.batch.packets(packet_size);
         // The scheduler places retransmissions too (they may go to another path than the lost packet's).
         view.retransmit_queue = retransmit;
         view.is_retransmission = view.retransmit_queue > 0;

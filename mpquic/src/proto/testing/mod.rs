@@ -15,7 +15,7 @@ mod pair;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 pub use node::{Node, Outgoing};
-pub use pair::{Captured, Pair};
+pub use pair::{Captured, ClientTransmit, Pair};
 
 use crate::proto::connection::ConnectError;
 use crate::proto::connection::{ClientConfig, ServerConfig, TransportConfig};

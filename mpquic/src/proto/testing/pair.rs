@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::proto::ack_tracker::EcnCodepoint;
-use crate::proto::connection::{ClientConfig, Event, Rng, ServerConfig};
+use crate::proto::connection::{ClientConfig, Connection, Event, Rng, ServerConfig, Transmit};
 use crate::proto::endpoint::{Endpoint, EndpointConfig};
 
 use super::node::{Node, Outgoing};
@@ -91,7 +91,13 @@ pub struct Pair {
     /// When set, every datagram delivered is recorded here with the plaintext of its packets.
     #[cfg(feature = "fuzzing")]
     pub capture: Option<Vec<Captured>>,
+    /// When set, the client's datagrams of each flush come from this function (the runtime's GSO batching,
+    /// for example) instead of `poll_transmit`: each datagram with the transmit that describes it.
+    pub client_transmit: Option<ClientTransmit>,
 }
+
+/// A replacement for the client's `poll_transmit` loop: the datagrams one connection sends at an instant.
+pub type ClientTransmit = Box<dyn FnMut(&mut Connection, Instant) -> Vec<(Vec<u8>, Transmit)>>;
 
 impl Pair {
     /// A pair whose client (at [`CLIENT`]) has started connecting with `cc` to a server (at [`SERVER`])
@@ -138,6 +144,7 @@ impl Pair {
             flush_limit: None,
             #[cfg(feature = "fuzzing")]
             capture: None,
+            client_transmit: None,
         })
     }
 
@@ -186,7 +193,23 @@ impl Pair {
             } else {
                 &mut self.server
             };
-            let out = node.poll_transmits(self.now, max);
+            let out = match self.client_transmit.as_mut().filter(|_| to_server) {
+                Some(f) => {
+                    let mut out = Vec::new();
+                    for c in node.conns.values_mut() {
+                        for (data, t) in f(c, self.now) {
+                            out.push(Outgoing {
+                                from: t.local.unwrap_or(node.addr),
+                                to: t.remote,
+                                data,
+                                ecn: t.ecn,
+                            });
+                        }
+                    }
+                    out
+                }
+                None => node.poll_transmits(self.now, max),
+            };
             assert!(
                 self.flush_limit.is_some() || out.len() < RUNAWAY,
                 "runaway sender"

@@ -8,6 +8,8 @@
 )]
 
 mod attacks;
+#[cfg(feature = "runtime")]
+mod batched_sends;
 mod cids;
 mod close;
 mod ecn;
