@@ -12,18 +12,23 @@
 //! remembers a low-water mark, [`RangeSet::floor`]: every value below it was removed by
 //! [`RangeSet::remove_below`] or dropped by the bound.
 //!
-//! Every operation is `O(log n)` per range touched; nothing is allocated beyond the tree nodes of the ranges
-//! kept, and at most `max_ranges` ranges are kept.
+//! # Representation and cost
+//! The ranges sit in a `VecDeque`, in increasing order. An ACK tracker's set holds a few ranges (its bound
+//! is 64 by default) and is used at both ends: packets arriving in order extend the highest range, and
+//! acknowledged ACKs cut the lowest one. Those cases, and a lookup at or above the highest range, take a
+//! few instructions and no tree walk; any other lookup is a binary search, and an insertion or removal
+//! in the middle moves at most `len` ranges of 16 bytes. Nothing is allocated beyond the deque, which
+//! holds at most `max_ranges + 1` ranges.
 
-use std::collections::BTreeMap;
-use std::collections::btree_map;
+use std::collections::VecDeque;
+use std::collections::vec_deque;
 use std::ops::RangeInclusive;
 
 /// A set of `u64` stored as coalesced inclusive ranges; see the [module documentation](self).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RangeSet {
-    /// start → end (inclusive), non-overlapping and non-adjacent.
-    map: BTreeMap<u64, u64>,
+    /// `(start, end)` (inclusive), increasing, non-overlapping and non-adjacent.
+    ranges: VecDeque<(u64, u64)>,
     /// At most this many ranges are kept (≥ 1).
     max_ranges: usize,
     /// Every value below this was removed or dropped.
@@ -45,7 +50,7 @@ impl RangeSet {
     /// An empty set that keeps at most `max_ranges` ranges (at least 1), dropping the lowest ones.
     pub fn with_max_ranges(max_ranges: usize) -> Self {
         RangeSet {
-            map: BTreeMap::new(),
+            ranges: VecDeque::new(),
             max_ranges: max_ranges.max(1),
             floor: 0,
         }
@@ -64,22 +69,22 @@ impl RangeSet {
 
     /// Number of ranges.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.ranges.len()
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.ranges.is_empty()
     }
 
     /// The smallest value.
     pub fn min(&self) -> Option<u64> {
-        self.map.first_key_value().map(|(s, _)| *s)
+        self.ranges.front().map(|(s, _)| *s)
     }
 
     /// The largest value.
     pub fn max(&self) -> Option<u64> {
-        self.map.last_key_value().map(|(_, e)| *e)
+        self.ranges.back().map(|(_, e)| *e)
     }
 
     /// Whether `v` is in the set.
@@ -89,11 +94,18 @@ impl RangeSet {
 
     /// The range that holds `v`, if any.
     pub fn range_containing(&self, v: u64) -> Option<RangeInclusive<u64>> {
-        self.map
-            .range(..=v)
-            .next_back()
-            .filter(|(_, e)| **e >= v)
-            .map(|(s, e)| *s..=*e)
+        // The highest range first: where new packet numbers fall.
+        let &(s, e) = self.ranges.back()?;
+        if v > e {
+            return None;
+        }
+        if v >= s {
+            return Some(s..=e);
+        }
+        // The last range starting at or below `v`.
+        let i = self.ranges.partition_point(|&(s, _)| s <= v).checked_sub(1)?;
+        let &(s, e) = self.ranges.get(i)?;
+        (e >= v).then_some(s..=e)
     }
 
     /// Whether every value of `r` is in the set (true for an empty `r`).
@@ -111,39 +123,45 @@ impl RangeSet {
     /// Inserts every value of `r` (nothing if `r` is empty). Returns whether the set gained a value that it
     /// still holds after enforcing the bound.
     pub fn insert_range(&mut self, r: RangeInclusive<u64>) -> bool {
-        let (mut start, mut end) = r.into_inner();
+        let (start, end) = r.into_inner();
         if start > end {
             return false;
         }
         // Fast path, packets arriving in order: the new values extend the highest range.
-        if let Some(mut last) = self.map.last_entry() {
-            let e = *last.get();
-            if e < start && e.saturating_add(1) == start {
-                *last.get_mut() = end;
+        if let Some(last) = self.ranges.back_mut() {
+            if last.1 < start && last.1.saturating_add(1) == start {
+                last.1 = end;
                 return true;
             }
         }
-        // A range starting at or before `start` that overlaps or touches the new one absorbs it.
-        if let Some((&s, &e)) = self.map.range(..=start).next_back() {
-            if e >= end {
+        // The first range that overlaps or touches the new one (its end is at least `start - 1`), and the
+        // ranges after it that start at most at `end + 1`: all merge with it.
+        let lo = self.ranges.partition_point(|&(_, e)| e.saturating_add(1) < start);
+        let (mut new_start, mut new_end) = (start, end);
+        let mut hi = lo;
+        while let Some(&(s, e)) = self.ranges.get(hi) {
+            if s > end.saturating_add(1) {
+                break;
+            }
+            if hi == lo && s <= start && e >= end {
                 return false; // already present
             }
-            if e.saturating_add(1) >= start {
-                self.map.remove(&s);
-                start = s;
-                end = end.max(e);
+            new_start = new_start.min(s);
+            new_end = new_end.max(e);
+            hi += 1;
+        }
+        if hi > lo {
+            if let Some(first) = self.ranges.get_mut(lo) {
+                *first = (new_start, new_end);
             }
+            self.ranges.drain(lo + 1..hi);
+        } else {
+            self.ranges.insert(lo, (new_start, new_end));
         }
-        // Ranges starting inside the new one or right after it are absorbed.
-        while let Some((&s, &e)) = self.map.range(start..=end.saturating_add(1)).next() {
-            self.map.remove(&s);
-            end = end.max(e);
-        }
-        self.map.insert(start, end);
         let mut kept = true;
-        while self.map.len() > self.max_ranges {
-            if let Some((s, e)) = self.map.pop_first() {
-                kept &= s != start;
+        while self.ranges.len() > self.max_ranges {
+            if let Some((s, e)) = self.ranges.pop_front() {
+                kept &= s != new_start;
                 self.floor = self.floor.max(e.saturating_add(1));
             }
         }
@@ -153,27 +171,26 @@ impl RangeSet {
     /// Removes every value below `v`, and raises [`RangeSet::floor`] to `v`.
     pub fn remove_below(&mut self, v: u64) {
         self.floor = self.floor.max(v);
-        while let Some(first) = self.map.first_entry() {
-            let (s, e) = (*first.key(), *first.get());
-            if s >= v {
+        while let Some(first) = self.ranges.front_mut() {
+            if first.0 >= v {
                 break;
             }
-            first.remove();
-            if e >= v {
-                self.map.insert(v, e);
+            if first.1 >= v {
+                first.0 = v;
                 break;
             }
+            self.ranges.pop_front();
         }
     }
 
     /// Removes every value (the floor is kept).
     pub fn clear(&mut self) {
-        self.map.clear();
+        self.ranges.clear();
     }
 
     /// The ranges, smallest first; `.rev()` gives them largest first (see also [`RangeSet::iter_desc`]).
     pub fn iter(&self) -> Iter<'_> {
-        Iter(self.map.iter())
+        Iter(self.ranges.iter())
     }
 
     /// The ranges, largest first.
@@ -193,7 +210,7 @@ impl<'a> IntoIterator for &'a RangeSet {
 
 /// The ranges of a [`RangeSet`], smallest first (double-ended: `.rev()` walks them largest first).
 #[derive(Debug, Clone)]
-pub struct Iter<'a>(btree_map::Iter<'a, u64, u64>);
+pub struct Iter<'a>(vec_deque::Iter<'a, (u64, u64)>);
 
 impl Iterator for Iter<'_> {
     type Item = RangeInclusive<u64>;

@@ -46,7 +46,7 @@ pub mod reader;
 pub mod sampling;
 pub mod tls;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -202,7 +202,7 @@ pub struct Engine {
     network: Network,
     flows: Vec<Flow>,
     /// Destination address → (flow, towards the server). Spoofed addresses are not here.
-    routes: HashMap<SocketAddr, (usize, bool)>,
+    routes: network::AddrMap<(usize, bool)>,
     /// Spoofed client addresses → (flow, scenario path, traffic).
     spoofed: BTreeMap<SocketAddr, (usize, usize, SpoofedTraffic)>,
     recorder: Recorder,
@@ -319,7 +319,7 @@ impl Engine {
         let end = SimTime::from_duration(scenario.scenario.duration);
         let mut queue = EventQueue::default();
         let mut flows = Vec::with_capacity(scenario.flows.len());
-        let mut routes = HashMap::new();
+        let mut routes = network::AddrMap::default();
         let mut spoofed = BTreeMap::new();
         let tls = tls::Material::new(scenario.scenario.crypto)?;
         let policy = paths::PathPolicy {

@@ -15,8 +15,9 @@
 //! - **Wire size.** A datagram of `n` UDP payload bytes occupies `n + 28` bytes on a link (IPv4 and UDP
 //!   headers), which is what queue limits and serialisation count.
 
-use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use crate::link::{Delivery, Link, OutageEpoch};
 use crate::scenario::{Direction, EventAction, EventSpec, Hop, Scenario};
@@ -26,6 +27,68 @@ use super::EngineError;
 
 /// Bytes of IPv4 and UDP headers added to each datagram on the wire.
 pub const HEADER_BYTES: usize = 28;
+
+/// A map keyed by the simulation's own socket addresses, looked up once per delivered datagram. The keys
+/// are the scenario's addresses, not chosen by anyone outside the simulation, so a cheap multiplicative
+/// hash ([`AddrHasher`]) serves instead of the standard library's collision-resistant SipHash. It is never
+/// iterated, so the hash has no effect on any result.
+pub type AddrMap<V> = HashMap<SocketAddr, V, BuildHasherDefault<AddrHasher>>;
+
+/// The hash of an [`AddrMap`]: each written word is mixed in with a rotation, an XOR and a multiplication
+/// by an odd constant (the scheme of the Rust compiler's "FxHasher").
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AddrHasher(u64);
+
+impl AddrHasher {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for AddrHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            for (d, s) in w.iter_mut().zip(rest) {
+                *d = *s;
+            }
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Index of a link direction in the [`Network`].
 pub type LinkIndex = usize;
@@ -164,5 +227,47 @@ impl Network {
         self.index
             .iter()
             .filter_map(|(key, &k)| self.links.get(k).map(|l| (key, l)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addr_hasher_mixes_words_by_hand() {
+        // From 0: (0 rotl 5) ^ 1 = 1, times K = K.
+        let mut h = AddrHasher::default();
+        h.write_u64(1);
+        assert_eq!(h.finish(), AddrHasher::K);
+        // A second word: ((K rotl 5) ^ 2) · K, wrapping.
+        h.write_u16(2);
+        assert_eq!(
+            h.finish(),
+            (AddrHasher::K.rotate_left(5) ^ 2).wrapping_mul(AddrHasher::K)
+        );
+        // Bytes are read as little-endian words, the last one zero-padded: 9 bytes are two words.
+        let mut a = AddrHasher::default();
+        a.write(&[1, 0, 0, 0, 0, 0, 0, 0, 2]);
+        let mut b = AddrHasher::default();
+        b.write_u64(1);
+        b.write_u64(2);
+        assert_eq!(a.finish(), b.finish());
+    }
+
+    #[test]
+    fn addr_map_finds_every_address() {
+        let mut m: AddrMap<usize> = AddrMap::default();
+        let addrs: Vec<SocketAddr> = (0..200u16)
+            .map(|i| SocketAddr::from(([10, 0, (i / 50) as u8, (i % 50) as u8], 4433 + i % 3)))
+            .collect();
+        for (i, a) in addrs.iter().enumerate() {
+            m.insert(*a, i);
+        }
+        assert_eq!(m.len(), 200);
+        for (i, a) in addrs.iter().enumerate() {
+            assert_eq!(m.get(a), Some(&i));
+        }
+        assert_eq!(m.get(&SocketAddr::from(([10, 0, 9, 9], 4433))), None);
     }
 }

@@ -32,7 +32,18 @@ fn grow(by: usize) {
     let now = LIVE
         .fetch_add(by as u64, Ordering::Relaxed)
         .saturating_add(by as u64);
-    PEAK.fetch_max(now, Ordering::Relaxed);
+    // Most allocations set no new peak: a plain load decides, and only a new peak pays for the
+    // read-modify-write (`fetch_max` keeps it right when threads race).
+    if now > PEAK.load(Ordering::Relaxed) {
+        PEAK.fetch_max(now, Ordering::Relaxed);
+    }
+}
+
+/// Marks the allocator installed; a plain load first, so that the flag's cache line is written once.
+fn installed() {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        INSTALLED.store(true, Ordering::Relaxed);
+    }
 }
 
 fn shrink(by: usize) {
@@ -46,7 +57,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
-            INSTALLED.store(true, Ordering::Relaxed);
+            installed();
             grow(layout.size());
         }
         p
@@ -56,7 +67,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
         let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
-            INSTALLED.store(true, Ordering::Relaxed);
+            installed();
             grow(layout.size());
         }
         p

@@ -876,6 +876,10 @@ impl<T> PathRecovery<T> {
         mtu_probe: Option<u64>,
         cc: &mut dyn CongestionController,
     ) -> Vec<PacketRecord<T>> {
+        if lost.is_empty() && !persistent_congestion {
+            // Nothing lost (the usual acknowledgement): nothing below would change anything.
+            return Vec::new();
+        }
         let all_bytes = lost_bytes(&lost);
         let probe_bytes: u64 = lost
             .iter()

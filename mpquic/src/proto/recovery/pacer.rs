@@ -169,13 +169,16 @@ impl Pacer {
     }
 
     fn refilled(&self, now: Instant, rate: u64, window: u64) -> u128 {
+        self.refilled_to(now, rate, self.capacity(Some(rate), window))
+    }
+
+    /// The tokens at `now` at `rate`, at most `capacity` (byte-nanoseconds).
+    fn refilled_to(&self, now: Instant, rate: u64, capacity: u128) -> u128 {
         let elapsed = self
             .last
             .map_or(Duration::ZERO, |l| now.saturating_duration_since(l));
         let add = u128::from(rate).saturating_mul(elapsed.as_nanos());
-        self.tokens
-            .saturating_add(add)
-            .min(self.capacity(Some(rate), window))
+        self.tokens.saturating_add(add).min(capacity)
     }
 
     /// When a packet of `size` bytes may leave: `None` if now (or if `rate` is `None`: no pacing), else the
@@ -183,8 +186,14 @@ impl Pacer {
     /// bucket). `window` is the path's congestion window, for the window cap.
     pub fn next_send_time(&self, now: Instant, size: u64, rate: Option<u64>, window: u64) -> Option<Instant> {
         let rate = rate?;
-        let need = (u128::from(size) * NANOS_PER_SEC).min(self.capacity(Some(rate), window));
-        let have = self.refilled(now, rate, window);
+        let capacity = self.capacity(Some(rate), window);
+        let need = (u128::from(size) * NANOS_PER_SEC).min(capacity);
+        // The refill only adds and `need` is at most the capacity: tokens already covering `need` cover it
+        // at any later time, so the elapsed time need not be computed (the common case of an open pacer).
+        if self.tokens >= need {
+            return None;
+        }
+        let have = self.refilled_to(now, rate, capacity);
         if have >= need || rate == 0 {
             // A zero rate would never refill: treat it as "no pacing" rather than stalling the path forever.
             return None;
