@@ -150,3 +150,51 @@ fn bad_tunnel_keys_are_named() {
     let err = Scenario::from_toml_str(&text[..end]).unwrap_err();
     assert_eq!(err.field(), Some("flows[0].cc"), "{err}");
 }
+
+/// Why BBR collapses through the uncontrolled tunnel when path 2 is much slower: path 1 10 ms and path 2
+/// 50 ms one way, weights 1:1, 100 Mbit/s each. Every data packet that the reorder buffer releases waits
+/// for the slow path, so the inner RTT of the flow is 50 ms plus 10 or 50 ms for the acknowledgement (half of
+/// them cross path 2, and the client's reorder buffer makes the others wait for them); but a sample taken when the path-1 half of a pair needs no wait (the first packets, or an
+/// acknowledgement that overtakes nothing) measures ≈ 2 × 10 ms, and BBR keeps the minimum as its
+/// propagation delay for 10 s. Its window, 2 × bandwidth × rt_prop, then covers only ≈ 40 % of the real
+/// RTT, each round delivers less than the last estimate, and the bandwidth estimate decays. Checked: the
+/// inner BBR's rt_prop stays below 25 ms while its smoothed RTT is above 60 ms and 2.5 × rt_prop, and the
+/// flow carries under 10 % of the pair in its last 4 s (measured: rt_prop 20.1 ms, smoothed RTT 73.1 ms,
+/// 1.5 Mbit/s).
+#[test]
+fn bbr_underestimates_the_round_trip_through_a_tunnel_with_unequal_paths() {
+    let text = tunnel_text(
+        0.0,
+        "none",
+        "weighted:0=1,1=1",
+        r#"[{ name = "a", cc = "bbr" }]"#,
+        8,
+    )
+    .replace("rate_bps = 20_000_000", "rate_bps = 100_000_000")
+    .replacen(
+        "[links.p2]\nbetween = [\"client.b\", \"server.b\"]\nrate_bps = 100_000_000\ndelay = \"10ms\"",
+        "[links.p2]\nbetween = [\"client.b\", \"server.b\"]\nrate_bps = 100_000_000\ndelay = \"50ms\"",
+        1,
+    );
+    assert!(text.contains("delay = \"50ms\""));
+    let mut e = Engine::new(Scenario::from_toml_str(&text).unwrap()).unwrap();
+    let at = |s| mpquic_netsim::SimTime::from_duration(std::time::Duration::from_secs(s));
+    e.run_until(at(4)).unwrap();
+    let before = e.delivered(0).unwrap();
+    e.run_until(at(8)).unwrap();
+    let after = e.delivered(0).unwrap();
+    let t = e.flow(0).unwrap().tunnel().unwrap();
+    let conn = t.inner_senders()[0].unwrap();
+    let path = conn.path_stats(conn.paths()[0]).unwrap();
+    let m = path.cc.as_ref().unwrap();
+    // BBR reports rt_prop in seconds.
+    let rt_prop_ms = m.extra("rt_prop").unwrap() * 1000.0;
+    assert!(rt_prop_ms > 0.0 && rt_prop_ms < 25.0, "rt_prop {rt_prop_ms} ms");
+    let srtt_ms = path.srtt.as_secs_f64() * 1000.0;
+    assert!(
+        srtt_ms > 60.0 && srtt_ms > 2.5 * rt_prop_ms,
+        "srtt {srtt_ms} ms, rt_prop {rt_prop_ms} ms"
+    );
+    let mbps = (after - before) as f64 * 8.0 / 4.0 / 1e6;
+    assert!(mbps < 20.0, "{mbps} Mbit/s in the last 4 s");
+}
