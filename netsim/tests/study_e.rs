@@ -47,9 +47,9 @@ fn highspeed_is_best_under_delay_through_the_uncontrolled_tunnel() {
 /// The study's loss claims, path 2 losing 3 % (quick variant): BBR is best, and every controller collapses
 /// through the uncontrolled tunnel. Measured: NewReno 1.51, CUBIC 1.65, HighSpeed 1.51, BBR 3.80 Mbit/s of
 /// 200: each loss leaves a gap the reorder buffer holds for 300 ms (the window of 1600 packets is never
-/// reached at these rates), far longer than the inner connection's probe timeout on a 20 ms RTT, so the
-/// inner sender declares persistent congestion and restarts from its minimum window. Bounds: BBR ≥ 2 × each
-/// loss-based controller; every controller below 10 Mbit/s (5 % of the pair).
+/// reached at these rates), 15 × the 20 ms RTT, during which nothing reaches the inner receiver; a
+/// loss-based controller also cuts its window at each loss, BBR does not. Bounds: BBR ≥ 2 × each loss-based
+/// controller; every controller below 10 Mbit/s (5 % of the pair).
 #[test]
 fn bbr_is_best_under_loss_and_the_uncontrolled_tunnel_collapses() {
     let g = goodput_by_cc("sym_loss");
