@@ -286,10 +286,11 @@ impl FlowSpec {
             r.validate(&format!("{field}.receiver"))?;
         }
         if let Some(t) = &self.tunnel {
-            if self.kind != FlowKind::Bulk || self.bytes.is_some() {
+            if self.kind != FlowKind::Bulk || self.bytes.is_some() || self.receiver.is_some() {
                 return Err(ScenarioError::invalid(
                     format!("{field}.tunnel"),
-                    "a tunnel flow is `kind = \"bulk\"` without `bytes` (its inner flows have their own)",
+                    "a tunnel flow is `kind = \"bulk\"` without `bytes` or `receiver` (its inner flows have \
+                     their own sizes and read as fast as data arrives)",
                 ));
             }
             t.validate(&format!("{field}.tunnel"))?;

@@ -32,8 +32,8 @@
 //! | `inner[i].cc` | a controller of the registry | — |
 //! | `inner[i].bytes` | 1 to 1 TB (absent: until the flow stops) | absent |
 //!
-//! A tunnel flow is `kind = "bulk"` without `bytes` (the inner flows have their own), and `cc = "none"` is
-//! accepted only on a tunnel flow. The engine side is `engine::tunnel`.
+//! A tunnel flow is `kind = "bulk"` without `bytes` or `receiver` (the inner flows have their own sizes and
+//! read as fast as data arrives), and `cc = "none"` is accepted only on a tunnel flow. The engine side is `engine::tunnel`.
 
 use std::time::Duration;
 

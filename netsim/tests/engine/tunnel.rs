@@ -145,6 +145,12 @@ fn bad_tunnel_keys_are_named() {
     let bad = text.replace("[flows.tunnel]", "[flows.tunnel]\nreorder_hold = \"0s\"");
     let err = Scenario::from_toml_str(&bad).unwrap_err();
     assert_eq!(err.field(), Some("flows[0].tunnel.reorder_hold"), "{err}");
+    let bad = text.replace(
+        "[flows.tunnel]",
+        "receiver = { read_rate = \"1Mbit/s\" }\n[flows.tunnel]",
+    );
+    let err = Scenario::from_toml_str(&bad).unwrap_err();
+    assert_eq!(err.field(), Some("flows[0].tunnel"), "{err}");
     // `cc = "none"` is for tunnel flows only.
     let end = text.find("[flows.tunnel]").unwrap();
     let err = Scenario::from_toml_str(&text[..end]).unwrap_err();
