@@ -208,36 +208,36 @@ impl FlowSetup {
 
 /// The sending application: one unidirectional stream of pattern bytes.
 #[derive(Debug, Default)]
-struct Sender {
-    stream: Option<StreamId>,
+pub(super) struct Sender {
+    pub(super) stream: Option<StreamId>,
     written: u64,
-    done: bool,
+    pub(super) done: bool,
     /// After a refused or short write: write again once the receiver has read this many bytes.
     refill_at: Option<u64>,
 }
 
 /// The receiving application: every stream the peer opens, read as it arrives.
 #[derive(Debug, Default)]
-struct Receiver {
+pub(super) struct Receiver {
     /// Open streams and the offset read so far on each.
     streams: BTreeMap<StreamId, u64>,
     /// Bytes read, over all streams.
-    read: u64,
+    pub(super) read: u64,
 }
 
 /// What one receive pass produced.
 #[derive(Debug, Default)]
-struct Received {
+pub(super) struct Received {
     /// Bytes read.
-    bytes: u64,
+    pub(super) bytes: u64,
     /// A stream ended (FIN) at this length.
-    fin_at: Option<u64>,
+    pub(super) fin_at: Option<u64>,
     /// The reading stopped at the read rate (data may be left).
     limited: bool,
 }
 
 /// Accepts every stream the peer has opened in direction `dir`.
-fn accept_streams(conn: &mut Connection, dir: Dir, r: &mut Receiver) {
+pub(super) fn accept_streams(conn: &mut Connection, dir: Dir, r: &mut Receiver) {
     loop {
         let id = match dir {
             Dir::Uni => conn.accept_uni(),
@@ -249,7 +249,7 @@ fn accept_streams(conn: &mut Connection, dir: Dir, r: &mut Receiver) {
 }
 
 /// Reads everything `conn` has for the receiver's streams and checks it against the pattern.
-fn receive(
+pub(super) fn receive(
     conn: &mut Connection,
     now: Instant,
     r: &mut Receiver,
@@ -281,7 +281,7 @@ fn receive(
 
 /// Writes pattern bytes on the sender's stream (opened on first use): `bytes` then FIN, or without end;
 /// `read` is what the receiver has read so far (see the module documentation on refilling).
-fn send(conn: &mut Connection, s: &mut Sender, read: u64, bytes: Option<u64>) {
+pub(super) fn send(conn: &mut Connection, s: &mut Sender, read: u64, bytes: Option<u64>) {
     if s.done {
         return;
     }
@@ -368,6 +368,8 @@ pub struct Flow {
     read_limited: bool,
     /// When the application next needs to run on its own (a request due, the bucket refilled).
     app_wake: Option<Instant>,
+    /// The inner flows of a tunnel flow ([`super::tunnel`]; `None`: not a tunnel).
+    tunnel: Option<Box<super::tunnel::Tunnel>>,
 }
 
 impl std::fmt::Debug for Flow {
@@ -437,7 +439,18 @@ impl Flow {
             limiter: None,
             read_limited: false,
             app_wake: None,
+            tunnel: None,
         }
+    }
+
+    /// Makes this flow a tunnel: `tunnel` is its application instead of a bulk stream.
+    pub fn attach_tunnel(&mut self, tunnel: super::tunnel::Tunnel) {
+        self.tunnel = Some(Box::new(tunnel));
+    }
+
+    /// The tunnel of a tunnel flow (tests and diagnostics).
+    pub fn tunnel(&self) -> Option<&super::tunnel::Tunnel> {
+        self.tunnel.as_deref()
     }
 
     /// Starts the client connection.
@@ -467,6 +480,10 @@ impl Flow {
             return;
         }
         self.stopped = true;
+        if let Some(t) = self.tunnel.as_mut() {
+            t.stop();
+            return;
+        }
         let download = self.setup.download;
         let conn = if download {
             self.server.values_mut().next().map(|c| &mut **c)
@@ -588,6 +605,9 @@ impl Flow {
 
     /// Packets the sender declared lost (each is retransmitted if it carried data).
     pub fn lost_packets(&self) -> u64 {
+        if let Some(t) = &self.tunnel {
+            return t.lost_packets();
+        }
         self.sender_conn().map_or(0, |c| c.stats().packets_lost)
     }
 
@@ -632,7 +652,11 @@ impl Flow {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let client = self.client.as_ref().and_then(|(_, c)| c.poll_timeout());
         let server = self.server.values().filter_map(|c| c.poll_timeout()).min();
-        [client, server, self.app_wake].into_iter().flatten().min()
+        let tunnel = self.tunnel.as_ref().and_then(|t| t.poll_timeout());
+        [client, server, self.app_wake, tunnel]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Fires every timer due at `now`.
@@ -646,6 +670,9 @@ impl Flow {
             if c.poll_timeout().is_some_and(|t| t <= now) {
                 c.handle_timeout(now);
             }
+        }
+        if let Some(t) = self.tunnel.as_mut() {
+            t.handle_timeouts(now);
         }
     }
 
@@ -667,6 +694,18 @@ impl Flow {
         // Writes and reads may have produced events (and vice versa): one more client pass fills the send
         // buffer freed by acknowledgements processed above.
         self.client_app(sim_now, now)?;
+        if let Some(t) = self.tunnel.as_mut() {
+            let client = self.client.as_mut().map(|(_, c)| c);
+            let server = self.server.values_mut().next().map(|c| &mut **c);
+            let pass = t.pump(now, client, server)?;
+            let active = !self.stopped && self.completed_at.is_none();
+            if active {
+                self.delivered = self.delivered.saturating_add(pass.read);
+                if t.complete() {
+                    self.completed_at = Some(sim_now);
+                }
+            }
+        }
         self.update_wake(sim_now, now);
         let (Some(client), Some(server)) = (self.setup.client(), self.setup.server()) else {
             return Ok(());
@@ -996,6 +1035,9 @@ impl Flow {
         if established && !closed && self.setup.is_multipath() && self.completed_at.is_none() {
             self.open_paths(sim_now, now);
         }
+        if self.tunnel.is_some() {
+            return Ok(());
+        }
         if let Some(objects) = self.objects.as_mut() {
             let Some((_, c)) = self.client.as_mut() else {
                 return Ok(());
@@ -1100,7 +1142,9 @@ impl Flow {
             while let Some(e) = c.poll_endpoint_event() {
                 self.server_ep.handle_event(*h, e);
             }
-            if let Some(objects) = self.objects.as_mut() {
+            if self.tunnel.is_some() {
+                // The tunnel reads the outer connection's DATAGRAMs itself.
+            } else if let Some(objects) = self.objects.as_mut() {
                 if first && !c.is_handshaking() && !c.is_closed() {
                     passes.push(objects.server(c, sim_now, now, &mut self.limiter)?);
                 }

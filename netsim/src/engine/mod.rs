@@ -45,6 +45,9 @@ pub mod queue;
 pub mod reader;
 pub mod sampling;
 pub mod tls;
+pub mod tunnel;
+pub mod tunnel_cc;
+pub mod tunnel_reorder;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -388,12 +391,15 @@ impl Engine {
             // Paths reached by migration are the first path moved elsewhere: they do not count towards
             // multipath (a flow with one path and a migration is a plain RFC 9000 connection).
             let opened = setup.paths.iter().filter(|p| !p.migrate).count();
-            let config = transport_config(
+            let mut config = transport_config(
                 spec,
                 opened,
                 scenario.scenario.idle_timeout,
                 scenario.scenario.lazy_path_cids,
             );
+            if spec.tunnel.is_some() {
+                tunnel::outer_config(&mut config, &spec.cc);
+            }
             let (client_config, server_config) = tls.configs(&config)?;
             queue.push(setup.start, Event::FlowStart(f));
             queue.push(setup.stop, Event::FlowStop(f));
@@ -411,12 +417,20 @@ impl Engine {
                     queue.push(t, Event::PathStop(f));
                 }
             }
-            flows.push(Flow::new(
+            let download = setup.download;
+            let mut flow = Flow::new(
                 setup,
                 client_config,
                 server_config,
                 derive_seed(seed, 2, f as u64),
-            ));
+            );
+            if let Some(t) = &spec.tunnel {
+                let idle = scenario.scenario.idle_timeout;
+                let configs = |c: &TransportConfig| Ok(tls.configs(c)?);
+                let seed = derive_seed(seed, 2, f as u64);
+                flow.attach_tunnel(tunnel::Tunnel::new(t, f, download, idle, seed, configs)?);
+            }
+            flows.push(flow);
         }
         for (k, event) in scenario.events.iter().enumerate() {
             queue.push(SimTime::from_duration(event.at), Event::Link(k));

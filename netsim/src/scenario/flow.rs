@@ -181,6 +181,10 @@ pub struct FlowSpec {
     /// payload on each path, black-hole fallback to 1200).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mtu_discovery: bool,
+    /// Inner flows carried as DATAGRAMs of this flow's connection (a multipath tunnel), see
+    /// [`super::tunnel`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tunnel: Option<super::tunnel::TunnelSpec>,
 }
 
 fn default_sched() -> String {
@@ -280,6 +284,16 @@ impl FlowSpec {
         }
         if let Some(r) = &self.receiver {
             r.validate(&format!("{field}.receiver"))?;
+        }
+        if let Some(t) = &self.tunnel {
+            if self.kind != FlowKind::Bulk || self.bytes.is_some() || self.receiver.is_some() {
+                return Err(ScenarioError::invalid(
+                    format!("{field}.tunnel"),
+                    "a tunnel flow is `kind = \"bulk\"` without `bytes` or `receiver` (its inner flows have \
+                     their own sizes and read as fast as data arrives)",
+                ));
+            }
+            t.validate(&format!("{field}.tunnel"))?;
         }
         let max_burst = mpquic::proto::recovery::MAX_MAX_BURST_PACKETS;
         if self.pacer_max_burst > max_burst {

@@ -29,6 +29,7 @@ pub mod receiver;
 pub mod summary;
 pub mod sweep;
 pub mod topology;
+pub mod tunnel;
 pub mod workload;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -485,8 +486,11 @@ impl Scenario {
                     ),
                 ));
             }
-            mpquic_cc::registry::build(&flow.cc)
-                .map_err(|e| ScenarioError::invalid(format!("{field}.cc"), e.to_string()))?;
+            // A tunnel's outer connection may run without congestion control (`tunnel::UNCONTROLLED`).
+            if flow.tunnel.is_none() || flow.cc != tunnel::UNCONTROLLED {
+                mpquic_cc::registry::build(&flow.cc)
+                    .map_err(|e| ScenarioError::invalid(format!("{field}.cc"), e.to_string()))?;
+            }
             mpquic_sched::registry::build(&flow.sched)
                 .map_err(|e| ScenarioError::invalid(format!("{field}.sched"), e.to_string()))?;
             if flow.paths.is_empty() {

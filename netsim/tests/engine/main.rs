@@ -16,6 +16,7 @@ mod paper_intent;
 mod pmtud;
 mod reinjection;
 mod schedulers;
+mod tunnel;
 mod validation;
 mod workloads;
 
