@@ -15,7 +15,7 @@ use tun_rs::AsyncDevice;
 use super::cli::MAX_LINK_MTU;
 use super::framing::{self, FrameError};
 use super::icmp::too_big_reply;
-use super::reorder::ReorderBuffer;
+use super::reorder::{self, ReorderBuffer};
 use super::stats::Counters;
 use super::{TunnelError, device};
 use crate::clock;
@@ -160,7 +160,7 @@ pub async fn keepalive(conn: Connection) -> Result<(), TunnelError> {
 
 /// DATAGRAM frames → TUN device, through a reorder buffer of `window` packets (0: none) and `hold`.
 pub async fn datagrams_to_tun(link: Link, window: usize, hold: Duration) -> Result<(), TunnelError> {
-    let mut reorder = (window > 0).then(|| ReorderBuffer::new(window, hold));
+    let mut reorder = (window > 0).then(|| reorder::buffer(window, hold));
     let mut out: Vec<Bytes> = Vec::new();
     loop {
         let deadline = reorder.as_ref().and_then(ReorderBuffer::deadline);

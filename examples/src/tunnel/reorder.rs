@@ -13,11 +13,15 @@
 //! A packet numbered below `next` (its gap was given up, or a duplicate) is *late*: it is delivered at once,
 //! since the IP layer above copes with reordering and a late packet is worth more than a drop. The buffer
 //! holds at most `window` packets, so a peer cannot make it grow without bound.
+//!
+//! The buffer itself is the simulator's (`mpquic_netsim::engine::tunnel_reorder`), so the tunnel that
+//! study E simulates and this one reorder alike; the tests below pin the behaviour the tunnel relies on.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
+
+pub use mpquic_netsim::engine::tunnel_reorder::ReorderStats;
 
 /// The largest `--reorder-window`: 65536 packets (about 94 MB of 1432-byte packets at the very most).
 pub const MAX_WINDOW: usize = 65_536;
@@ -25,125 +29,13 @@ pub const MAX_WINDOW: usize = 65_536;
 /// The longest `--reorder-hold`: 10 s.
 pub const MAX_HOLD: Duration = Duration::from_secs(10);
 
-/// What the buffer did, counted since it was made.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct ReorderStats {
-    /// Packets delivered in sequence (including those released after a gap was given up).
-    pub in_order: u64,
-    /// Packets that arrived ahead of a gap and were held.
-    pub held: u64,
-    /// Packets numbered below the next expected one, delivered at once.
-    pub late: u64,
-    /// Sequence numbers given up because the hold time expired.
-    pub skipped_timeout: u64,
-    /// Sequence numbers given up because the window overflowed.
-    pub skipped_overflow: u64,
-}
+/// The reorder buffer of one direction, over the tunnel's IP packets.
+pub type ReorderBuffer = mpquic_netsim::engine::tunnel_reorder::ReorderBuffer<Bytes>;
 
-/// The reorder buffer of one direction.
-#[derive(Debug)]
-pub struct ReorderBuffer {
-    window: usize,
-    hold: Duration,
-    /// The next sequence number to deliver.
-    next: u64,
-    /// Held packets and their arrival times, by sequence number; never more than `window`.
-    held: BTreeMap<u64, (Bytes, Instant)>,
-    stats: ReorderStats,
-}
-
-impl ReorderBuffer {
-    /// A buffer holding at most `window` packets (1 to [`MAX_WINDOW`]) for at most about `hold`.
-    pub fn new(window: usize, hold: Duration) -> ReorderBuffer {
-        ReorderBuffer {
-            window: window.clamp(1, MAX_WINDOW),
-            hold: hold.min(MAX_HOLD),
-            next: 0,
-            held: BTreeMap::new(),
-            stats: ReorderStats::default(),
-        }
-    }
-
-    /// Counters so far.
-    pub fn stats(&self) -> ReorderStats {
-        self.stats
-    }
-
-    /// Packets held now.
-    pub fn len(&self) -> usize {
-        self.held.len()
-    }
-
-    /// Whether no packet is held.
-    pub fn is_empty(&self) -> bool {
-        self.held.is_empty()
-    }
-
-    /// When the hold of the lowest-numbered held packet ends (`None`: nothing held).
-    pub fn deadline(&self) -> Option<Instant> {
-        self.held.first_key_value().map(|(_, (_, at))| *at + self.hold)
-    }
-
-    /// Takes packet `seq`, arrived at `now`; appends what can be delivered now to `out`, in order.
-    pub fn push(&mut self, seq: u64, packet: Bytes, now: Instant, out: &mut Vec<Bytes>) {
-        if seq < self.next {
-            self.stats.late += 1;
-            out.push(packet);
-            return;
-        }
-        if seq == self.next {
-            self.stats.in_order += 1;
-            out.push(packet);
-            self.next = seq.saturating_add(1);
-            self.drain(out);
-        } else {
-            if self.held.contains_key(&seq) {
-                // A duplicate of a held packet: deliver it once.
-                return;
-            }
-            self.stats.held += 1;
-            self.held.insert(seq, (packet, now));
-            if self.held.len() > self.window {
-                self.give_up_first_gap(false, out);
-            }
-        }
-        self.expire(now, out);
-    }
-
-    /// Gives up every gap whose hold has expired at `now`; appends the released packets to `out`.
-    pub fn expire(&mut self, now: Instant, out: &mut Vec<Bytes>) {
-        while self.deadline().is_some_and(|d| d <= now) {
-            self.give_up_first_gap(true, out);
-        }
-    }
-
-    /// Skips to the lowest held packet and delivers from there.
-    fn give_up_first_gap(&mut self, timeout: bool, out: &mut Vec<Bytes>) {
-        let Some(&first) = self.held.keys().next() else {
-            return;
-        };
-        let skipped = first.saturating_sub(self.next);
-        if timeout {
-            self.stats.skipped_timeout += skipped;
-        } else {
-            self.stats.skipped_overflow += skipped;
-        }
-        self.next = first;
-        self.drain(out);
-    }
-
-    /// Delivers held packets from `next` on while they follow without a gap.
-    fn drain(&mut self, out: &mut Vec<Bytes>) {
-        while let Some(entry) = self.held.first_entry() {
-            if *entry.key() != self.next {
-                break;
-            }
-            let (packet, _) = entry.remove();
-            self.stats.in_order += 1;
-            out.push(packet);
-            self.next = self.next.saturating_add(1);
-        }
-    }
+/// A buffer holding at most `window` packets (1 to [`MAX_WINDOW`]) for at most about `hold` (at most
+/// [`MAX_HOLD`]).
+pub fn buffer(window: usize, hold: Duration) -> ReorderBuffer {
+    ReorderBuffer::new(window.clamp(1, MAX_WINDOW), hold.min(MAX_HOLD))
 }
 
 #[cfg(test)]
@@ -165,7 +57,7 @@ mod tests {
     #[test]
     fn in_order_packets_pass_straight_through() {
         let t = crate::clock::now();
-        let mut r = ReorderBuffer::new(8, Duration::from_millis(50));
+        let mut r = buffer(8, Duration::from_millis(50));
         let mut out = Vec::new();
         for s in 0..5 {
             r.push(s, p(s), t, &mut out);
@@ -180,7 +72,7 @@ mod tests {
     fn a_gap_filled_within_the_hold_time_releases_everything_in_order() {
         let t = crate::clock::now();
         let hold = Duration::from_millis(50);
-        let mut r = ReorderBuffer::new(8, hold);
+        let mut r = buffer(8, hold);
         let mut out = Vec::new();
         r.push(0, p(0), t, &mut out);
         // 1 is late: 2 and 3 wait, the hold runs from 2's arrival.
@@ -201,7 +93,7 @@ mod tests {
     #[test]
     fn an_expired_gap_is_given_up_and_its_packet_counts_late() {
         let t = crate::clock::now();
-        let mut r = ReorderBuffer::new(8, Duration::from_millis(20));
+        let mut r = buffer(8, Duration::from_millis(20));
         let mut out = Vec::new();
         r.push(0, p(0), t, &mut out);
         r.push(3, p(3), t + Duration::from_millis(5), &mut out);
@@ -231,7 +123,7 @@ mod tests {
     #[test]
     fn window_overflow_gives_the_lowest_gap_up_at_once() {
         let t = crate::clock::now();
-        let mut r = ReorderBuffer::new(3, Duration::from_secs(1));
+        let mut r = buffer(3, Duration::from_secs(1));
         let mut out = Vec::new();
         // 0 never comes; 1, 2, 3 fill the window; 5 makes four held packets: gap 0 is given up and 1, 2, 3
         // go; 5 stays behind gap 4.

@@ -35,8 +35,9 @@ pub enum PathEvent {
         /// The path.
         path: PathId,
     },
-    /// A path's status changed, by our [`Connection::set_path_status`] (`local`) or the peer's PATH_STATUS
-    /// frame.
+    /// A path's status changed, by our
+    /// [`Connection::set_path_status`](crate::runtime::Connection::set_path_status) (`local`) or the peer's
+    /// PATH_STATUS frame.
     StatusChanged {
         /// The path.
         path: PathId,

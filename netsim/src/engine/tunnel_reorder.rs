@@ -16,6 +16,10 @@
 //! A packet numbered below `next` (its gap was given up, or a duplicate) is *late* and released at once: the
 //! transport above copes with reordering and a late packet is worth more than a drop. With a window of 0
 //! there is no buffer: every packet is released as it arrives. At most `window` packets are held.
+//!
+//! The buffer is generic over what it holds: the simulated tunnel holds [`Released`] (inner flow, datagram),
+//! the real tunnel (`mpquic-tunnel` in `mpquic-tools`) the same buffer with its IP packets, so the two
+//! behave alike by construction.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -41,7 +45,7 @@ pub fn decode(data: &[u8]) -> Option<(u16, u64, &[u8])> {
 }
 
 /// What a reorder buffer did, counted since it was made.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ReorderStats {
     /// Packets released in sequence (including those released after a gap was given up).
     pub in_order: u64,
@@ -60,21 +64,21 @@ pub struct ReorderStats {
 /// A packet released by the buffer: the inner flow's index and its datagram.
 pub type Released = (u16, Vec<u8>);
 
-/// The reorder buffer of one direction (module documentation).
+/// The reorder buffer of one direction (module documentation), holding packets of type `T`.
 #[derive(Debug)]
-pub struct ReorderBuffer {
+pub struct ReorderBuffer<T = Released> {
     window: usize,
     hold: Duration,
     /// The next sequence number to release.
     next: u64,
     /// Held packets by sequence number, with their arrival time; never more than `window`.
-    held: BTreeMap<u64, (Released, Instant)>,
+    held: BTreeMap<u64, (T, Instant)>,
     stats: ReorderStats,
 }
 
-impl ReorderBuffer {
+impl<T> ReorderBuffer<T> {
     /// A buffer holding at most `window` packets (0: none) for `hold`.
-    pub fn new(window: usize, hold: Duration) -> ReorderBuffer {
+    pub fn new(window: usize, hold: Duration) -> ReorderBuffer<T> {
         ReorderBuffer {
             window,
             hold,
@@ -104,9 +108,8 @@ impl ReorderBuffer {
         self.held.first_key_value().map(|(_, (_, at))| *at + self.hold)
     }
 
-    /// Takes packet `seq` of inner flow `inner`, arrived at `now`; appends what can be released now to
-    /// `out`, in order.
-    pub fn push(&mut self, seq: u64, packet: Released, now: Instant, out: &mut Vec<Released>) {
+    /// Takes packet `seq`, arrived at `now`; appends what can be released now to `out`, in order.
+    pub fn push(&mut self, seq: u64, packet: T, now: Instant, out: &mut Vec<T>) {
         if self.window == 0 {
             self.stats.in_order = self.stats.in_order.saturating_add(1);
             out.push(packet);
@@ -135,14 +138,14 @@ impl ReorderBuffer {
     }
 
     /// Gives up every gap whose hold has ended at `now`; appends the released packets to `out`.
-    pub fn expire(&mut self, now: Instant, out: &mut Vec<Released>) {
+    pub fn expire(&mut self, now: Instant, out: &mut Vec<T>) {
         while self.deadline().is_some_and(|d| d <= now) {
             self.give_up_first_gap(true, out);
         }
     }
 
     /// Skips to the lowest held packet and releases from there.
-    fn give_up_first_gap(&mut self, timeout: bool, out: &mut Vec<Released>) {
+    fn give_up_first_gap(&mut self, timeout: bool, out: &mut Vec<T>) {
         let Some(&first) = self.held.keys().next() else {
             return;
         };
@@ -157,7 +160,7 @@ impl ReorderBuffer {
     }
 
     /// Releases held packets from `next` on while they follow without a gap.
-    fn drain(&mut self, out: &mut Vec<Released>) {
+    fn drain(&mut self, out: &mut Vec<T>) {
         while let Some(entry) = self.held.first_entry() {
             if *entry.key() != self.next {
                 break;
