@@ -62,7 +62,8 @@ const DISJOINT_RATE: f64 = 100e6;
 /// of 100 Mbit/s. The ceiling is ≈ 94.5 Mbit/s: 1,228 wire bytes per datagram carry ≈ 1,160 bytes of stream
 /// data. Measured (the run is deterministic): newreno 91.79, cubic 92.09, vegas 92.18, bbr 92.18 Mbit/s
 /// (≈ 94.6 Mbit/s from 1 s on); the controllers added for the studies: bic 91.31, highspeed 92.02, hybla 91.79,
-/// illinois 92.09, htcp 91.79, scalable 92.08, veno 91.94, yeah 90.59, westwood 67.18, lp 62.30. Each path also carries
+/// illinois 92.09, htcp 91.79, scalable 92.08, veno 91.94, yeah 90.59, westwood 67.18, lp 62.30, nv 92.01,
+/// cdg 71.61. Each path also carries
 /// ≥ 40 % of the total (it is its own bottleneck), the per-path figures sum to the flow's, and both paths have time
 /// series with data.
 #[test]
@@ -91,7 +92,15 @@ fn every_uncoupled_controller_aggregates_two_disjoint_50_mbit_paths() {
         // increase takes ≈ 2 s to refill. A lone TCP-LP flow treats its own queue as a competitor's (delay
         // above 15 % of its observed range) and halves, so its window cycles between ≈ 0.6 and 1.2 BDP
         // (38–45 Mbit/s per path, 77.7 over 20 s, no loss) — by design. Both are held to their own floor.
-        let floor = if matches!(cc, "westwood" | "lp") { 0.6 } else { 0.9 };
+        // CDG (measured 71.6 Mbit/s in 4 s, 85.9 over 20 s with the same setup in `mpquic-sim run`) backs off
+        // with probability 1 − e^(−g/G) whenever the RTT gradient g is positive, so already while its first
+        // queue builds: it reaches the BDP later than the loss-based controllers, by design, and is held to
+        // the same floor.
+        let floor = if matches!(cc, "westwood" | "lp" | "cdg") {
+            0.6
+        } else {
+            0.9
+        };
         assert!(
             total >= floor * DISJOINT_RATE,
             "{cc}: aggregate {total:.0} bit/s, paths {per_path:?}"
