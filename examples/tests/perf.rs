@@ -9,109 +9,19 @@
     clippy::indexing_slicing
 )]
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use serde_json::Value;
 
-const PERF: &str = env!("CARGO_BIN_EXE_mpquic-perf");
-const NETEM: &str = env!("CARGO_BIN_EXE_mpquic-netem");
+#[path = "common/perf_procs.rs"]
+mod perf_procs;
+
+use perf_procs::{PERF, client, netem, read_until, server, two_path_run};
 
 /// Goodput tests share two cores: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Reads the child's stdout until `pick` finds what it wants in a line (the rest keeps draining).
-fn read_until<T>(child: &mut Child, mut pick: impl FnMut(&str) -> Option<T>, mut want: usize) -> Vec<T> {
-    let out = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(out).lines();
-    let mut found = Vec::new();
-    while want > 0 {
-        let line = lines.next().expect("process ended early").unwrap();
-        if let Some(t) = pick(&line) {
-            found.push(t);
-            want -= 1;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    found
-}
-
-fn server() -> (Proc, SocketAddr) {
-    let mut child = Command::new(PERF)
-        .args(["server", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = read_until(
-        &mut child,
-        |l| {
-            l.strip_prefix("mpquic-perf server listening on ")
-                .map(|a| a.parse().unwrap())
-        },
-        1,
-    );
-    (Proc(child), addr[0])
-}
-
-/// Starts the emulator in front of `server` with `paths` specs; returns the front address of each path.
-fn netem(server: SocketAddr, paths: &[&str], extra: &[&str]) -> (Proc, Vec<SocketAddr>) {
-    let mut cmd = Command::new(NETEM);
-    cmd.args(["--server", &server.to_string(), "--listen", "127.0.0.1:0"]);
-    for p in paths {
-        cmd.args(["--path", p]);
-    }
-    let mut child = cmd.args(extra).stdout(Stdio::piped()).spawn().unwrap();
-    // "path k: client -> FRONT ... BACK -> server"
-    let fronts = read_until(
-        &mut child,
-        |l| {
-            let rest = l.strip_prefix("path ")?.split_once("client -> ")?.1;
-            rest.split_whitespace().next()?.parse().ok()
-        },
-        paths.len(),
-    );
-    (Proc(child), fronts)
-}
-
-fn client(args: &[&str]) -> Output {
-    Command::new(PERF).arg("client").args(args).output().unwrap()
-}
-
-/// Runs a client over both emulated paths and returns its JSON report.
-fn two_path_run(fronts: &[SocketAddr], extra: &[&str]) -> Value {
-    let second = format!("127.0.0.1={}", fronts[1]);
-    let front0 = fronts[0].to_string();
-    let mut args = vec![
-        front0.as_str(),
-        "--insecure",
-        "--json",
-        "--path",
-        "127.0.0.1",
-        "--path",
-        &second,
-    ];
-    args.extend_from_slice(extra);
-    let out = client(&args);
-    assert!(
-        out.status.success(),
-        "client failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// 40 Mbit/s with a 10 ms RTT and 20 Mbit/s with a 40 ms RTT, one BDP of queue each (the default).
 const PATHS: [&str; 2] = ["rate=40mbit,delay=5ms", "rate=20mbit,delay=20ms"];

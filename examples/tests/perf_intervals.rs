@@ -13,15 +13,14 @@
     clippy::indexing_slicing
 )]
 
-use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
 use serde_json::Value;
 
-const PERF: &str = env!("CARGO_BIN_EXE_mpquic-perf");
-const NETEM: &str = env!("CARGO_BIN_EXE_mpquic-netem");
+#[path = "common/perf_procs.rs"]
+mod perf_procs;
+
+use perf_procs::{netem, server, two_path_run};
 
 /// The two runs share two cores: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -37,79 +36,11 @@ const PACKET: f64 = 1_500.0;
 /// and one packet per path on top.
 const GRANULARITY: f64 = CAPACITY_BPS / 8.0 * 0.025 + 2.0 * PACKET;
 
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Reads the child's stdout until `pick` has found `want` values (the rest keeps draining).
-fn read_until<T>(child: &mut Child, mut pick: impl FnMut(&str) -> Option<T>, mut want: usize) -> Vec<T> {
-    let out = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(out).lines();
-    let mut found = Vec::new();
-    while want > 0 {
-        let line = lines.next().expect("process ended early").unwrap();
-        if let Some(t) = pick(&line) {
-            found.push(t);
-            want -= 1;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    found
-}
-
 /// Server, emulator and client; returns the client's JSON report.
 fn run(extra: &[&str]) -> Value {
-    let mut server = Command::new(PERF)
-        .args(["server", "--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr: SocketAddr = read_until(
-        &mut server,
-        |l| {
-            l.strip_prefix("mpquic-perf server listening on ")
-                .map(|a| a.parse().unwrap())
-        },
-        1,
-    )[0];
-    let _server = Proc(server);
-    let mut netem = Command::new(NETEM);
-    netem.args(["--server", &addr.to_string(), "--listen", "127.0.0.1:0"]);
-    for p in PATHS {
-        netem.args(["--path", p]);
-    }
-    let mut netem = netem.stdout(Stdio::piped()).spawn().unwrap();
-    // "path k: client -> FRONT ... BACK -> server"
-    let fronts: Vec<SocketAddr> = read_until(
-        &mut netem,
-        |l| {
-            let rest = l.strip_prefix("path ")?.split_once("client -> ")?.1;
-            rest.split_whitespace().next()?.parse().ok()
-        },
-        PATHS.len(),
-    );
-    let _netem = Proc(netem);
-    let second = format!("127.0.0.1={}", fronts[1]);
-    let out = Command::new(PERF)
-        .arg("client")
-        .arg(fronts[0].to_string())
-        .args(["--insecure", "--json", "--path", "127.0.0.1", "--path", &second])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "client failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let (_server, addr) = server();
+    let (_netem, fronts) = netem(addr, &PATHS, &[]);
+    two_path_run(&fronts, extra)
 }
 
 fn num(v: &Value) -> f64 {

@@ -52,11 +52,16 @@ pub(super) enum FrameRecord {
 pub(super) type Records = Vec<FrameRecord>;
 
 impl Connection {
-    /// A packet carrying `records` was acknowledged.
-    pub(super) fn on_records_acked(&mut self, records: Records) {
+    /// A packet carrying `records` was acknowledged; returns the STREAM payload bytes among them (the path's
+    /// acknowledged-bytes counter).
+    pub(super) fn on_records_acked(&mut self, records: Records) -> u64 {
+        let mut stream_bytes = 0u64;
         for r in records {
             match r {
-                FrameRecord::Stream(s) => self.streams.on_stream_frame_acked(s),
+                FrameRecord::Stream(s) => {
+                    stream_bytes = stream_bytes.saturating_add(s.len);
+                    self.streams.on_stream_frame_acked(s);
+                }
                 FrameRecord::Control(c) => self.streams.on_control_frame_acked(&c),
                 FrameRecord::Ack { level, path, largest } => match level {
                     Level::Initial | Level::Handshake => {
@@ -81,6 +86,7 @@ impl Connection {
                 | FrameRecord::NewToken => {}
             }
         }
+        stream_bytes
     }
 
     /// A packet carrying `records` was declared lost: re-arm what must be sent again.

@@ -82,18 +82,6 @@ pub(super) struct Path {
 }
 
 impl Path {
-    /// Counts the STREAM payload of packets sent on this path that the peer just acknowledged.
-    pub(super) fn count_stream_acked<'a>(&mut self, acked: impl Iterator<Item = &'a Records>) {
-        let bytes: u64 = acked
-            .flatten()
-            .map(|r| match r {
-                super::frames_out::FrameRecord::Stream(s) => s.len,
-                _ => 0,
-            })
-            .sum();
-        self.stream_bytes_acked = self.stream_bytes_acked.saturating_add(bytes);
-    }
-
     /// Path 0 at connection start.
     pub(super) fn handshake_path(
         remote: SocketAddr,

@@ -563,11 +563,12 @@ impl Connection {
             outcome.acked.len() as u64,
             outcome.ecn_ce_increased,
         );
-        if let Some(p) = self.paths.get_mut(&path_id) {
-            p.count_stream_acked(outcome.acked.iter().map(|r| &r.frames));
-        }
+        let mut stream_bytes = 0u64;
         for r in outcome.acked {
-            self.on_records_acked(r.frames);
+            stream_bytes = stream_bytes.saturating_add(self.on_records_acked(r.frames));
+        }
+        if let Some(p) = self.paths.get_mut(&path_id) {
+            p.stream_bytes_acked = p.stream_bytes_acked.saturating_add(stream_bytes);
         }
         for r in outcome.lost {
             self.on_records_lost(r.frames);
