@@ -4,8 +4,9 @@
 //! - emulator: `mpquic_tools::netem` in-process, one emulated path per client path (100 Mbit/s, 5 ms each
 //!   way, drop-tail queue), path k's front socket on 127.0.0.1; the second client path runs from 127.0.0.2 to
 //!   front 1. transferloss adds 2 % Bernoulli loss both ways; blackhole and mp-failover take paths down;
-//!   mp-transfer, mp-failover and both mp-path-abandon cases run two 25 Mbit/s paths (the abandoning side acts
-//!   once 2 MB have moved; on unlimited loopback the 8 MB could be over before its control loop looks).
+//!   mp-transfer, mp-failover, mp-cid-rotation and both mp-path-abandon cases run two 25 Mbit/s paths (the
+//!   acting side acts once a few megabytes have moved; on unlimited loopback the transfer could be over before
+//!   its control loop looks).
 //! - relay: [`super::relay::Relay`] for rebind-port.
 //!
 //! Actions fire when the client's downloads reach a fraction of the total size (the runner watches the files
@@ -86,7 +87,13 @@ impl Plan {
                 steps: vec![(0.2, Action::Outage(0)), (0.6, Action::Outage(0))],
                 ..direct
             },
-            TestCase::MpTransfer | TestCase::MpPathAbandon | TestCase::MpPathAbandonServer => Plan {
+            // mp-cid-rotation too: the client rotates once per megabyte received and needs the peer's fresh
+            // connection IDs (one round trip) before the next round; on unlimited loopback the 5 MB can be over
+            // within four ticks of its control loop.
+            TestCase::MpTransfer
+            | TestCase::MpPathAbandon
+            | TestCase::MpPathAbandonServer
+            | TestCase::MpCidRotation => Plan {
                 emulated_paths: 2,
                 rate_bps: MP_TRANSFER_RATE_BPS,
                 ..direct
