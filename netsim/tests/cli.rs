@@ -182,6 +182,48 @@ fn sweep_writes_csv_and_plots_per_run() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `run --plot DIR --plot-cc NAME,...` draws the named controller metrics; a metric the run does not report
+/// and a malformed name are command-line errors (exit 2, one line).
+#[test]
+fn run_plots_controller_metrics_by_name() {
+    let dir = std::env::temp_dir().join(format!("mpquic-sim-plot-cc-{}", std::process::id()));
+    let plot = dir.join("plot");
+    let ok = sim()
+        .args(["run", &scenario("fairness_quick"), "--plot"])
+        .arg(&plot)
+        .args(["--plot-cc", "ssthresh"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    for ext in ["svg", "png"] {
+        let file = plot.join(format!("cc_ssthresh.{ext}"));
+        assert!(file.metadata().unwrap().len() > 1000, "{}", file.display());
+    }
+    let missing = sim()
+        .args(["run", &scenario("fairness_quick"), "--plot"])
+        .arg(&plot)
+        .args(["--plot-cc", "rtt_mid"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    let err = String::from_utf8(missing.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("`rtt_mid`") && err.contains("ssthresh"), "{err}");
+    let bad = sim()
+        .args(["run", &scenario("fairness_quick"), "--plot"])
+        .arg(&plot)
+        .args(["--plot-cc", "rtt-mid"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `study d5 --quick` runs the study's ten runs (two settings × five start offsets) and writes the report
 /// with its tables and plots; the same report comes out with one job or two; an unknown study is a
 /// usage-level failure (exit 1).

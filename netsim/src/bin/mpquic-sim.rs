@@ -145,6 +145,19 @@ fn seed(s: &str) -> Result<u64, String> {
     parse_int_in(s, 0, u64::MAX)
 }
 
+/// The longest controller metric name `--plot-cc` accepts.
+const MAX_METRIC_NAME: usize = 64;
+
+fn metric_name(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.len() > MAX_METRIC_NAME || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "a controller metric name is 1 to {MAX_METRIC_NAME} letters, digits or `_`, not {s:?}"
+        ));
+    }
+    Ok(s.to_owned())
+}
+
 fn jobs(s: &str) -> Result<usize, String> {
     parse_int_in(s, 1, MAX_JOBS).map(|n| usize::try_from(n).unwrap_or(1))
 }
@@ -248,6 +261,11 @@ struct RunArgs {
     /// Write SVG and PNG plots (throughput, cwnd, RTT per path) into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Also plot these controller metrics per path (`cc_NAME.svg`/`.png` in the `--plot` directory), e.g.
+    /// `rtt_mid,beta` for D-OLIA's delay estimator; the names are the CSV files' `cc.NAME` columns. `run` fails
+    /// with the run's metric names when none of its paths reports one; `sweep` plots what each run has.
+    #[arg(long, value_name = "NAME,...", value_delimiter = ',', requires = "plot", value_parser = metric_name)]
+    plot_cc: Vec<String>,
     /// Seed for `run` (overrides `scenario.seed`; 0 to 2^64 - 1); `sweep` uses the seeds of its `[sweep]`
     /// section.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = seed)]
@@ -604,14 +622,23 @@ fn read(args: &RunArgs) -> Result<String, ExitCode> {
     })
 }
 
-/// Writes the CSV files and plots of one run into `csv` and `plot`.
-fn write_series(out: &RunOutput, csv: Option<&PathBuf>, plot: Option<&PathBuf>) -> Result<(), String> {
+/// Writes the CSV files and plots of one run into `csv` and `plot`, with plots of the controller metrics
+/// `metrics` that the run reports.
+fn write_series(
+    out: &RunOutput,
+    csv: Option<&PathBuf>,
+    plot: Option<&PathBuf>,
+    metrics: &[String],
+) -> Result<(), String> {
     if let Some(dir) = csv {
         output::csv::write_series(dir, &out.series).map_err(|e| e.to_string())?;
     }
     if let Some(dir) = plot {
         let title = format!("{} (seed {})", out.result.scenario, out.result.seed);
         output::plot::write_plots(dir, &title, &out.series).map_err(|e| e.to_string())?;
+        let reported = output::plot::metric_names(&out.series);
+        let present: Vec<String> = metrics.iter().filter(|m| reported.contains(m)).cloned().collect();
+        output::plot::write_metric_plots(dir, &title, &out.series, &present).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -651,7 +678,15 @@ fn run(args: &RunArgs) -> ExitCode {
     } else {
         print!("{}", table::summary(&out.result));
     }
-    if let Err(e) = write_series(&out, args.csv.as_ref(), args.plot.as_ref()) {
+    let reported = output::plot::metric_names(&out.series);
+    if let Some(missing) = args.plot_cc.iter().find(|m| !reported.contains(m)) {
+        eprintln!(
+            "mpquic-sim: --plot-cc: no path of this run reports the controller metric `{missing}` (its metrics: {})",
+            reported.join(", ")
+        );
+        return ExitCode::from(USAGE);
+    }
+    if let Err(e) = write_series(&out, args.csv.as_ref(), args.plot.as_ref(), &args.plot_cc) {
         eprintln!("{e}");
         return ExitCode::from(RUN_FAILED);
     }
@@ -745,6 +780,7 @@ fn sweep_cmd(args: &SweepArgs) -> ExitCode {
             &out,
             args.run.csv.as_ref().map(sub).as_ref(),
             args.run.plot.as_ref().map(sub).as_ref(),
+            &args.run.plot_cc,
         ) {
             progress.finish();
             eprintln!("{e}");

@@ -3,6 +3,9 @@
 //! [`write_plots`] writes each quantity twice into a directory: `throughput.svg`, `cwnd.svg`, `rtt.svg` and
 //! `throughput.png`, `cwnd.png`, `rtt.png` (960 × 540 pixels, 8-bit RGB).
 //!
+//! [`write_metric_plots`] draws controller metrics by name (`cc_<name>.svg` and `.png`), for
+//! `mpquic-sim run --plot DIR --plot-cc rtt_mid,beta` and the like.
+//!
 //! A flow that reports its receiver also gets `receiver_<flow>.svg` and `.png` (960 × 810): three panels
 //! over the same time axis, the congestion window and the smoothed RTT of each of its paths above the
 //! receiving end's reassembly buffer (out-of-order bytes) and unread bytes, so that head-of-line blocking
@@ -94,11 +97,12 @@ pub fn register_font() -> Result<(), String> {
         .clone()
 }
 
-/// Draws one quantity's `lines` on `root` (any plotters backend).
-fn draw<DB: DrawingBackend>(
+/// Draws `lines` on `root` with the caption `title: stem` and the value axis `axis`.
+fn draw_named<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
-    quantity: Quantity,
+    stem: &str,
+    axis: &str,
     lines: &[Line],
 ) -> Result<(), String> {
     let x_max = lines
@@ -107,8 +111,8 @@ fn draw<DB: DrawingBackend>(
         .fold(0.0_f64, f64::max)
         .max(1e-3);
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let caption = format!("{title}: {}", quantity.stem());
-    draw_panel(root, &caption, quantity.axis(), lines, x_max, &WHOLE)?;
+    let caption = format!("{title}: {stem}");
+    draw_panel(root, &caption, axis, lines, x_max, &WHOLE)?;
     root.present().map_err(|e| e.to_string())
 }
 
@@ -157,9 +161,26 @@ pub fn write_svg(
     quantity: Quantity,
     series: &[PathSeries],
 ) -> Result<(), OutputError> {
+    write_svg_lines(
+        path,
+        title,
+        quantity.stem(),
+        quantity.axis(),
+        &lines(quantity, series),
+    )
+}
+
+/// Draws `lines` into an SVG file with the caption `title: stem` and value axis `axis`.
+fn write_svg_lines(
+    path: &Path,
+    title: &str,
+    stem: &str,
+    axis: &str,
+    lines: &[Line],
+) -> Result<(), OutputError> {
     register_font().map_err(|e| plot_error(path, e))?;
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    draw(&root, title, quantity, &lines(quantity, series)).map_err(|e| plot_error(path, e))
+    draw_named(&root, title, stem, axis, lines).map_err(|e| plot_error(path, e))
 }
 
 /// Draws one quantity for every series into a PNG file ([`SIZE`], 8-bit RGB).
@@ -169,6 +190,23 @@ pub fn write_png(
     quantity: Quantity,
     series: &[PathSeries],
 ) -> Result<(), OutputError> {
+    write_png_lines(
+        path,
+        title,
+        quantity.stem(),
+        quantity.axis(),
+        &lines(quantity, series),
+    )
+}
+
+/// Draws `lines` into a PNG file ([`SIZE`], 8-bit RGB) with the caption `title: stem` and value axis `axis`.
+fn write_png_lines(
+    path: &Path,
+    title: &str,
+    stem: &str,
+    axis: &str,
+    lines: &[Line],
+) -> Result<(), OutputError> {
     register_font().map_err(|e| plot_error(path, e))?;
     let (w, h) = SIZE;
     let len = usize::try_from(u64::from(w) * u64::from(h) * 3).unwrap_or(usize::MAX);
@@ -177,7 +215,7 @@ pub fn write_png(
         let backend = BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut pixels, SIZE)
             .map_err(|e| plot_error(path, e.to_string()))?;
         let root = backend.into_drawing_area();
-        draw(&root, title, quantity, &lines(quantity, series)).map_err(|e| plot_error(path, e))?;
+        draw_named(&root, title, stem, axis, lines).map_err(|e| plot_error(path, e))?;
     }
     encode_png(path, &pixels, SIZE)
 }
@@ -213,6 +251,69 @@ pub fn write_plots(dir: &Path, title: &str, series: &[PathSeries]) -> Result<Vec
         files.push(png);
     }
     files.extend(write_receiver_plots(dir, title, series)?);
+    Ok(files)
+}
+
+/// The points of controller metric `name` in `series` (time in s, the metric's value as the controller
+/// reports it); samples without the metric are skipped.
+pub fn metric_points(series: &PathSeries, name: &str) -> Vec<(f64, f64)> {
+    series
+        .samples
+        .iter()
+        .filter_map(|s| {
+            let (_, v) = s.cc.iter().find(|(n, _)| n == name)?;
+            Some((s.time.since_epoch().as_secs_f64(), *v))
+        })
+        .collect()
+}
+
+/// The names of the controller metrics `series` report, sorted and without repeats.
+pub fn metric_names(series: &[PathSeries]) -> Vec<String> {
+    let mut names: Vec<String> = series
+        .iter()
+        .flat_map(|s| s.samples.iter().flat_map(|x| x.cc.iter().map(|(n, _)| n.clone())))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Writes `cc_<name>.svg` and `cc_<name>.png` into `dir` (created if needed) for each controller metric in
+/// `names` (the extras a controller reports per path, e.g. D-OLIA's `rtt_mid` and `beta`; the CSV files'
+/// `cc.<name>` columns), one line per path that reports it, in the metric's own unit. A name that no path
+/// reports is an error that lists the names the run has.
+pub fn write_metric_plots(
+    dir: &Path,
+    title: &str,
+    series: &[PathSeries],
+    names: &[String],
+) -> Result<Vec<PathBuf>, OutputError> {
+    std::fs::create_dir_all(dir).map_err(|e| OutputError::io(dir, e))?;
+    let mut files = Vec::with_capacity(names.len() * 2);
+    for name in names {
+        let lines: Vec<Line> = series
+            .iter()
+            .map(|s| (s.label(), metric_points(s, name)))
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
+        let stem = format!("cc_{name}");
+        if lines.is_empty() {
+            return Err(plot_error(
+                &dir.join(format!("{stem}.svg")),
+                format!(
+                    "no path reports the controller metric `{name}` (this run's metrics: {})",
+                    metric_names(series).join(", ")
+                ),
+            ));
+        }
+        let axis = format!("cc.{name}");
+        let svg = dir.join(format!("{stem}.svg"));
+        write_svg_lines(&svg, title, &stem, &axis, &lines)?;
+        files.push(svg);
+        let png = dir.join(format!("{stem}.png"));
+        write_png_lines(&png, title, &stem, &axis, &lines)?;
+        files.push(png);
+    }
     Ok(files)
 }
 

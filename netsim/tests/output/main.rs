@@ -301,6 +301,51 @@ fn svg_and_png_plots_are_written_for_each_quantity() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Controller metrics by name: `alpha` is reported by the two LIA paths only (0.5 in every sample, at 1 … 10 s),
+/// `ssthresh` by every path; a name no path reports is an error that lists the run's metrics.
+#[test]
+fn controller_metrics_are_plotted_by_name() {
+    let (_, _, rec) = hand_built();
+    let mp0 = rec.path(1, 0).unwrap();
+    let alpha = plot::metric_points(mp0, "alpha");
+    assert_eq!(alpha.len(), 10);
+    assert_eq!(alpha[0], (1.0, 0.5));
+    assert_eq!(alpha[9], (10.0, 0.5));
+    assert!(plot::metric_points(rec.path(0, 0).unwrap(), "alpha").is_empty());
+    assert_eq!(plot::metric_names(rec.series()), ["alpha", "ssthresh"]);
+
+    let dir = std::env::temp_dir().join(format!("mpquic-netsim-ccplot-{}", std::process::id()));
+    let names = ["alpha".to_owned(), "ssthresh".to_owned()];
+    let files = plot::write_metric_plots(&dir, "hand", rec.series(), &names).unwrap();
+    let got: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "cc_alpha.svg",
+            "cc_alpha.png",
+            "cc_ssthresh.svg",
+            "cc_ssthresh.png"
+        ]
+    );
+    let svg = std::fs::read_to_string(dir.join("cc_alpha.svg")).unwrap();
+    assert!(svg.contains("mp/path0") && svg.contains("mp/path1"));
+    assert!(!svg.contains("sp/path0"), "sp reports no alpha");
+    assert!(svg.contains("cc.alpha"));
+    let ssthresh = std::fs::read_to_string(dir.join("cc_ssthresh.svg")).unwrap();
+    assert!(ssthresh.contains("sp/path0"));
+    let (width, height, _) = decode_png(&dir.join("cc_alpha.png"));
+    assert_eq!((width, height), plot::SIZE);
+
+    let err = plot::write_metric_plots(&dir, "hand", rec.series(), &["beta".to_owned()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`beta`") && err.contains("alpha, ssthresh"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn sweep_table_rows_mean_and_spread() {
     let (_, r, _) = hand_built();
