@@ -433,10 +433,17 @@ fn bulk_tcp_uses_both_paths() {
     );
     // Both paths carry the transfer, about half each (1:1 weights).
     assert!(shares.iter().all(|s| *s > 0.3), "path shares {shares:?}");
+    // Aggregation: one path's wire rate (50 Mbit/s) carries at most 46 Mbit/s of TCP payload (below), so a
+    // goodput above one path's rate is only possible with both paths carrying data.
+    assert!(
+        goodput > PATH_RATE_MBIT as f64,
+        "goodput {goodput:.1} Mbit/s is not above one path's {PATH_RATE_MBIT} Mbit/s"
+    );
     // TCP payload per 1500-byte wire packet is 1380 bytes (1432 - 52 for IP and TCP with timestamps), so 92 %
-    // of the sum is the ceiling, and slow start costs a little more. Measured on a 2-core machine under a load
-    // of 12 to 15 from other jobs: 76 to 90 %, and 48 % once when the machine was busiest (the figure is
-    // printed above). So the 85 % target is asserted only on request, on a machine that is otherwise idle.
+    // of the sum is the ceiling, and slow start costs a little more. Measured on the otherwise idle 2-core
+    // machine: 89 %; under a load of 12 to 15 from other jobs: 76 to 90 %, and 48 % once when the machine was
+    // busiest (the figure is printed above). So the 85 % target is asserted on request
+    // (`MPQ_TUNNEL_STRICT=1`), on a machine that is otherwise idle.
     if std::env::var_os("MPQ_TUNNEL_STRICT").is_some() {
         assert!(
             goodput >= 0.85 * sum,
