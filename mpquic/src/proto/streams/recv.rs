@@ -1,20 +1,26 @@
 //! The receiving part of a stream (RFC 9000 §3.2): reassembly and the receive state machine.
 //!
 //! STREAM frames arrive out of order, overlapping and duplicated (retransmissions may take another path).
-//! Only the bytes not held yet are kept, as slices of the received [`Bytes`] (zero-copy), in a map keyed by
-//! offset whose entries never overlap and never lie below what the application has read. Every stored byte
-//! lies below the advertised stream limit, so the buffer never exceeds the window.
+//! Only the bytes not held yet are kept, as slices of the received [`Bytes`] (zero-copy), never overlapping
+//! and never below what the application has read. Every stored byte lies below the advertised stream limit,
+//! so the buffer never exceeds the window.
 //!
-//! For the receiver statistics ([`ReassemblyStats`](super::ReassemblyStats)) each fragment keeps when it
-//! arrived, and the stream keeps where the first gap starts (`contiguous_end`): bytes below it are readable
-//! in order, bytes above it wait. When a frame fills the gap, the fragments it makes contiguous are walked
-//! once and their waiting time recorded; an in-order arrival costs O(1).
+//! The buffer has two parts, split where the first gap starts (`contiguous_end`): the fragments below it,
+//! readable in order, in a queue (an in-order arrival is appended, a read takes from the front: O(1), no
+//! tree), and the fragments above it, waiting, in a map keyed by offset. When two paths carry one stream,
+//! half of the data arrives above a gap: it is appended at the top of the map (or merged into its last
+//! fragment), and when the frame that fills the gap arrives, the fragments it makes contiguous move from
+//! the map to the queue, each once.
+//!
+//! For the receiver statistics ([`ReassemblyStats`](super::ReassemblyStats)) each waiting fragment keeps
+//! when it arrived; when it moves to the queue its waiting time is recorded. Bytes that arrive in order
+//! record no wait.
 //!
 //! States (RFC 9000 §3.2, Figure 3): "Recv" (no final size), "Size Known" (`final_size` set), "Data Recvd"
 //! (all bytes up to the final size buffered), "Data Read" (the application read the end: the stream is
 //! removed), "Reset Recvd" (`reset` set) and "Reset Read" (the application saw the reset: removed).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -65,7 +71,7 @@ pub(crate) fn flow_control_error(reason: &'static str) -> TransportError {
     TransportError::new(TransportErrorCode::FLOW_CONTROL_ERROR, reason)
 }
 
-/// A received fragment and when it arrived.
+/// A received fragment above the first gap, and when it arrived.
 #[derive(Debug, Clone)]
 struct Chunk {
     data: Bytes,
@@ -93,14 +99,16 @@ impl Chunk {
 /// The receiving part of a stream.
 #[derive(Debug)]
 pub(crate) struct RecvStream {
-    /// Received data not read yet: offset → fragment, disjoint, all at or above `read_offset`.
-    chunks: BTreeMap<u64, Chunk>,
-    /// Bytes in `chunks`.
+    /// Received data readable in order: non-empty fragments covering `read_offset..contiguous_end`, in
+    /// order, without a gap.
+    ready: VecDeque<Bytes>,
+    /// Received data above the first gap: offset → fragment, disjoint, all starting above `contiguous_end`.
+    waiting: BTreeMap<u64, Chunk>,
+    /// Bytes in `ready` and `waiting`.
     buffered: u64,
     /// Bytes delivered to the application (or discarded for it).
     read_offset: u64,
-    /// Where the first gap starts: `chunks` cover `read_offset..contiguous_end` without a gap and hold no
-    /// fragment starting at `contiguous_end`.
+    /// Where the first gap starts: the end of `ready`.
     contiguous_end: u64,
     /// Known once a FIN or RESET_STREAM arrived.
     pub(crate) final_size: Option<u64>,
@@ -120,7 +128,8 @@ impl RecvStream {
     /// A stream whose flow control is `window`.
     pub(crate) fn new(window: RecvWindow) -> Self {
         RecvStream {
-            chunks: BTreeMap::new(),
+            ready: VecDeque::new(),
+            waiting: BTreeMap::new(),
             buffered: 0,
             read_offset: 0,
             contiguous_end: 0,
@@ -149,7 +158,7 @@ impl RecvStream {
 
     /// Number of buffered fragments.
     pub(crate) fn fragments(&self) -> usize {
-        self.chunks.len()
+        self.ready.len() + self.waiting.len()
     }
 
     /// Whether the application will read no more from this stream (reset or stopped), so that incoming
@@ -274,7 +283,8 @@ impl RecvStream {
     /// Drops every buffered byte (reset or stopped): bytes still waiting above a gap never become
     /// readable, so the head-of-line figures do not count them.
     fn discard_buffer(&mut self) {
-        self.chunks.clear();
+        self.ready.clear();
+        self.waiting.clear();
         self.buffered = 0;
         self.contiguous_end = self.read_offset;
     }
@@ -288,7 +298,7 @@ impl RecvStream {
     /// Whether a read would return something other than `Blocked`.
     pub(crate) fn is_readable(&self) -> bool {
         self.reset.is_some()
-            || self.chunks.contains_key(&self.read_offset)
+            || !self.ready.is_empty()
             || self.final_size == Some(self.read_offset)
     }
 
@@ -300,23 +310,23 @@ impl RecvStream {
         if self.stopped.is_some() {
             return Err(ReadError::ClosedStream);
         }
-        if let Some(mut chunk) = self.chunks.remove(&self.read_offset) {
+        if let Some(front) = self.ready.front_mut() {
             if max_len == 0 {
-                self.chunks.insert(self.read_offset, chunk);
                 return Ok(Some(Bytes::new()));
             }
-            if chunk.data.len() > max_len {
-                let rest = Chunk {
-                    data: chunk.data.split_off(max_len),
-                    ..chunk
-                };
-                self.chunks.insert(self.read_offset + max_len as u64, rest);
-            }
-            let n = chunk.len();
+            let data = if front.len() > max_len {
+                front.split_to(max_len)
+            } else {
+                match self.ready.pop_front() {
+                    Some(data) => data,
+                    None => return Err(ReadError::Blocked),
+                }
+            };
+            let n = data.len() as u64;
             self.read_offset += n;
             self.released = self.read_offset;
             self.buffered -= n;
-            return Ok(Some(chunk.data));
+            return Ok(Some(data));
         }
         if self.final_size == Some(self.read_offset) {
             return Ok(None);
@@ -324,25 +334,31 @@ impl RecvStream {
         Err(ReadError::Blocked)
     }
 
-    /// Stores the parts of `data` (at `offset`) not held or read yet.
-    /// Appends a small in-order piece to the fragment it continues, by copying both (at most
-    /// [`MERGE_MAX`] bytes), so that a peer sending many small frames does not use up the connection's
-    /// fragment limit (`Streams::set_max_recv_fragments`). `Some` if merged.
+    /// Appends a small piece to the fragment it continues, by copying both (at most [`MERGE_MAX`] bytes), so
+    /// that a peer sending many small frames does not use up the connection's fragment limit
+    /// (`Streams::set_max_recv_fragments`). `None` if `data` is not small or does not fit.
+    fn merged(prev: &Bytes, data: &Bytes) -> Option<Bytes> {
+        if data.len() >= MERGE_SMALL || prev.len() + data.len() > MERGE_MAX {
+            return None;
+        }
+        let mut merged = BytesMut::with_capacity(prev.len() + data.len());
+        merged.extend_from_slice(prev);
+        merged.extend_from_slice(data);
+        Some(merged.freeze())
+    }
+
+    /// Appends a small piece above the first gap to the last waiting fragment, which ends at `offset`
+    /// (see [`RecvStream::merged`]). `Some` if merged.
     ///
     /// The merged fragment's arrival becomes the byte-weighted mean of both, so the summed waiting time of
     /// its bytes is unchanged.
-    fn merge_small(&mut self, offset: u64, data: &Bytes, now: Instant) -> Option<()> {
-        if data.len() >= MERGE_SMALL {
-            return None;
-        }
-        let mut last = self.chunks.last_entry()?;
+    fn merge_waiting(&mut self, offset: u64, data: &Bytes, now: Instant) -> Option<()> {
+        let mut last = self.waiting.last_entry()?;
         let (start, prev) = (*last.key(), last.get());
-        if start + prev.len() != offset || prev.data.len() + data.len() > MERGE_MAX {
+        if start + prev.len() != offset {
             return None;
         }
-        let mut merged = BytesMut::with_capacity(prev.data.len() + data.len());
-        merged.extend_from_slice(&prev.data);
-        merged.extend_from_slice(data);
+        let merged = Self::merged(&prev.data, data)?;
         // mean = prev + (now − prev) · new / (old + new)
         let gap = now.saturating_duration_since(prev.arrived).as_nanos();
         let total = (prev.data.len() + data.len()) as u128;
@@ -353,70 +369,103 @@ impl RecvStream {
             .checked_add(Duration::from_nanos(u64::try_from(shift).unwrap_or(u64::MAX)))
             .unwrap_or(now);
         *last.get_mut() = Chunk {
-            data: merged.freeze(),
+            data: merged,
             arrived,
             first: prev.first,
         };
         Some(())
     }
 
-    /// Moves the first gap past the fragments that now continue the contiguous data, recording at `now`
-    /// how long each waited. Each fragment is walked once in its life.
+    /// Appends `data`, which starts at `contiguous_end`, to the readable part: readable at once, no wait.
+    /// A small piece is merged into the last readable fragment when `merge` is set (see
+    /// [`RecvStream::merged`]).
+    fn push_ready(&mut self, data: Bytes, merge: bool, hol: &mut HolStats) {
+        let n = data.len() as u64;
+        self.contiguous_end += n;
+        hol.in_order(n);
+        if merge {
+            if let Some(last) = self.ready.back_mut() {
+                if let Some(merged) = Self::merged(last, &data) {
+                    *last = merged;
+                    return;
+                }
+            }
+        }
+        self.ready.push_back(data);
+    }
+
+    /// Moves the first gap past the waiting fragments that now continue the contiguous data, recording at
+    /// `now` how long each waited. Each fragment moves once in its life.
     fn advance(&mut self, now: Instant, hol: &mut HolStats) {
-        while let Some(c) = self.chunks.get(&self.contiguous_end) {
+        while let Some(entry) = self.waiting.first_entry() {
+            if *entry.key() != self.contiguous_end {
+                break;
+            }
+            let c = entry.remove();
             hol.waited(
                 c.len(),
                 now.saturating_duration_since(c.arrived),
                 now.saturating_duration_since(c.first),
             );
             self.contiguous_end += c.len();
+            self.ready.push_back(c.data);
         }
     }
 
+    /// Stores the parts of `data` (at `offset`) not held or read yet.
     fn insert(&mut self, offset: u64, data: Bytes, now: Instant, hol: &mut HolStats) {
         let end = offset + data.len() as u64;
-        // In-order arrival, the common case: the data starts past everything read and buffered, so there is
-        // nothing to trim and no B-tree range to search.
-        if offset >= self.read_offset
-            && self
-                .chunks
-                .last_key_value()
-                .is_none_or(|(&s, c)| s + c.len() <= offset)
-        {
+        // Past everything buffered, the common case (in order, or the newest data above a gap): nothing to
+        // trim and no tree range to search.
+        let top = self
+            .waiting
+            .last_key_value()
+            .map_or(self.contiguous_end, |(&s, c)| s + c.len());
+        if offset >= top {
             if !data.is_empty() {
-                let n = data.len() as u64;
-                self.buffered += n;
+                self.buffered += data.len() as u64;
                 if offset == self.contiguous_end {
-                    // In order: readable at once. Nothing lies above, so nothing else becomes readable.
-                    self.contiguous_end = end;
-                    hol.in_order(n);
+                    // In order: nothing waits above (`top` is the end of the readable part), so nothing
+                    // else becomes readable.
+                    self.push_ready(data, true, hol);
+                } else if self.merge_waiting(offset, &data, now).is_none() {
+                    self.waiting.insert(offset, Chunk::new(data, now));
                 }
-                if self.merge_small(offset, &data, now).is_some() {
-                    return;
-                }
-                self.chunks.insert(offset, Chunk::new(data, now));
             }
             return;
         }
-        let mut pos = offset.max(self.read_offset);
-        // A fragment starting at or before `pos` may cover its beginning.
-        if let Some((&s, c)) = self.chunks.range(..=pos).next_back() {
+        // Everything below `contiguous_end` is held or read already.
+        let mut pos = offset.max(self.contiguous_end);
+        // A waiting fragment starting at or before `pos` may cover its beginning.
+        if let Some((&s, c)) = self.waiting.range(..=pos).next_back() {
             pos = pos.max(s + c.len());
         }
         while pos < end {
-            let next = self.chunks.range(pos..end).next().map(|(&s, c)| (s, s + c.len()));
+            // A piece that filled the first gap made the fragments above it readable: bytes below
+            // `contiguous_end` are held.
+            pos = pos.max(self.contiguous_end);
+            if pos >= end {
+                break;
+            }
+            let next = self.waiting.range(pos..end).next().map(|(&s, c)| (s, s + c.len()));
             let gap_end = next.map_or(end, |(s, _)| s);
             if gap_end > pos {
                 let piece = data.slice((pos - offset) as usize..(gap_end - offset) as usize);
                 self.buffered += piece.len() as u64;
-                self.chunks.insert(pos, Chunk::new(piece, now));
+                if pos == self.contiguous_end {
+                    // The piece fills the first gap: readable at once, and so are the waiting fragments
+                    // it reaches.
+                    self.push_ready(piece, false, hol);
+                    self.advance(now, hol);
+                } else {
+                    self.waiting.insert(pos, Chunk::new(piece, now));
+                }
             }
             match next {
                 Some((_, e)) => pos = e,
                 None => break,
             }
         }
-        self.advance(now, hol);
     }
 }
 

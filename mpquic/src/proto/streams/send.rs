@@ -208,6 +208,9 @@ pub(crate) struct SendStream {
     /// Opportunistic retransmission: everything below this offset was already re-sent once as a hole
     /// (see [`SendStream::reinject`]); a hole is re-sent at most once.
     reinjected_to: u64,
+    /// Whether the stream is in the connection's set of streams with a hole (`Streams::holey`), so that
+    /// an acknowledgement touches that set only when [`SendStream::has_hole`] changes.
+    pub(crate) listed_holey: bool,
 }
 
 /// Where a stream's sending stands: what [`Streams::send_progress`](super::Streams::send_progress) reports,
@@ -265,6 +268,7 @@ impl SendStream {
             queued: false,
             want_writable: false,
             reinjected_to: 0,
+            listed_holey: false,
         }
     }
 
@@ -555,35 +559,34 @@ impl SendStream {
         if !self.retransmit.is_empty() {
             self.retransmit.remove(start..end);
         }
-        let new_base = if start == self.base && self.acked.is_empty() {
-            // In-order acknowledgement, the common case: the prefix grows without touching the range set.
-            end
-        } else {
-            let new: u64 = self.acked.gaps(start..end).iter().map(|g| g.end - g.start).sum();
-            self.acked_bytes += new;
-            self.acked.insert(start..end);
-            let Some(new_base) = self.acked.end_of_range_at(self.base) else {
-                return false;
-            };
-            self.acked.remove_below(new_base);
-            // The range starting at `base` (all acknowledged) leaves the set.
-            self.acked_bytes = self.acked_bytes.saturating_sub(new_base - self.base);
-            new_base
-        };
-        // Release the chunks below the new acknowledged prefix.
-        let mut drop = new_base - self.base;
-        while drop > 0 {
-            let Some((pos, front)) = self.chunks.front_mut() else {
+        if start > self.base {
+            // Above a hole: the prefix stays; only the acknowledged ranges grow (O(1) at their top).
+            self.acked_bytes += self.acked.insert(start..end);
+            return false;
+        }
+        // The acknowledged prefix grows to `end`, and past every acknowledged range that it reaches: those
+        // leave the set (each once), with their bytes.
+        let mut new_base = end;
+        while let Some(first) = self.acked.first() {
+            if first.start > new_base {
                 break;
-            };
-            let n = front.len() as u64;
-            if n <= drop {
+            }
+            self.acked.pop_front();
+            self.acked_bytes = self.acked_bytes.saturating_sub(first.end - first.start);
+            new_base = new_base.max(first.end);
+        }
+        // Release the chunks below the new acknowledged prefix (each chunk leaves once), and cut the front
+        // of the one the prefix ends in.
+        while let Some((pos, front)) = self.chunks.front_mut() {
+            let chunk_end = *pos + front.len() as u64;
+            if chunk_end <= new_base {
                 self.chunks.pop_front();
-                drop -= n;
             } else {
-                *front = front.slice(drop as usize..);
-                *pos += drop;
-                drop = 0;
+                if *pos < new_base {
+                    *front = front.slice((new_base - *pos) as usize..);
+                    *pos = new_base;
+                }
+                break;
             }
         }
         self.base = new_base;
