@@ -33,6 +33,12 @@ impl RangeSet {
         self.ranges.len()
     }
 
+    /// The ranges, lowest first.
+    #[cfg(test)]
+    pub(crate) fn to_vec(&self) -> Vec<Range<u64>> {
+        self.ranges.iter().map(|&(s, e)| s..e).collect()
+    }
+
     /// Sum of the ranges' lengths.
     pub(crate) fn total(&self) -> u64 {
         self.ranges.iter().map(|(s, e)| e - s).sum()

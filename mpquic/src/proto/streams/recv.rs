@@ -514,4 +514,114 @@ mod tests {
         assert_eq!(s.read(10).unwrap().unwrap(), &b"cdef"[..]);
         assert_eq!(s.read(10), Err(ReadError::Blocked));
     }
+
+    /// The buffer's two parts: (offset, length) of the readable fragments and of the waiting ones.
+    fn parts(s: &RecvStream) -> (Vec<(u64, usize)>, Vec<(u64, usize)>) {
+        let mut pos = s.read_offset;
+        let ready = s
+            .ready
+            .iter()
+            .map(|b| {
+                let at = pos;
+                pos += b.len() as u64;
+                (at, b.len())
+            })
+            .collect();
+        let waiting = s.waiting.iter().map(|(&o, c)| (o, c.data.len())).collect();
+        (ready, waiting)
+    }
+
+    /// Two paths carry alternate 10-byte frames: path A 0, 20, 40 and path B 10, 30, 50 (with the FIN).
+    /// Path A's arrive first, then path B's, with a duplicate and an overlap. Hand-computed parts, first
+    /// gap and head-of-line figures after each step.
+    #[test]
+    fn interleaved_arrivals_wait_above_the_gap_and_move_once() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut stats = super::super::reassembly::Reassembly::default();
+        let mut s = RecvStream::new(RecvWindow::new(1000, 1000));
+        let data: Bytes = (0..60u8).collect::<Vec<u8>>().into();
+        let mut frame = |s: &mut RecvStream, a: usize, b: usize, fin: bool, t: Instant| {
+            s.on_data(a as u64, data.slice(a..b), fin, t, &mut stats.hol).unwrap()
+        };
+        // 0..10 in order at 0 ms: readable at once.
+        assert!(frame(&mut s, 0, 10, false, ms(0)).readable);
+        assert_eq!(parts(&s), (vec![(0, 10)], vec![]));
+        // 20..30 at 1 ms and 40..50 at 2 ms wait above the gap 10..20 (not merged: 40 does not continue 30).
+        frame(&mut s, 20, 30, false, ms(1));
+        frame(&mut s, 40, 50, false, ms(2));
+        assert_eq!(parts(&s), (vec![(0, 10)], vec![(20, 10), (40, 10)]));
+        // 30..40 at 3 ms lands between them (a piece inside the buffer is never merged).
+        frame(&mut s, 30, 40, false, ms(3));
+        assert_eq!(parts(&s), (vec![(0, 10)], vec![(20, 10), (30, 10), (40, 10)]));
+        assert_eq!(s.contiguous_end, 10);
+        assert_eq!(
+            s.occupancy(),
+            Occupancy {
+                unread: 40,
+                out_of_order: 30
+            }
+        );
+        // 10..20 at 5 ms fills the gap: the three waiting fragments become readable, having waited 4, 2 and
+        // 3 ms.
+        frame(&mut s, 10, 20, false, ms(5));
+        assert_eq!(
+            parts(&s),
+            (vec![(0, 10), (10, 10), (20, 10), (30, 10), (40, 10)], vec![])
+        );
+        assert_eq!((s.contiguous_end, s.fragments(), s.buffered()), (50, 5, 50));
+        // A duplicate adds nothing; 45..60 with the FIN brings only 50..60.
+        frame(&mut s, 20, 30, false, ms(6));
+        assert_eq!(s.buffered(), 50);
+        frame(&mut s, 45, 60, true, ms(7));
+        assert_eq!(parts(&s).0.last(), Some(&(50, 10)));
+        assert_eq!((s.contiguous_end, s.fragments(), s.buffered()), (60, 6, 60));
+        // 60 bytes: 30 in order, 30 waited 4, 2 and 3 ms (10 bytes each): mean 10 · 9 ms / 60 = 1.5 ms.
+        let r = stats.stats();
+        assert_eq!((r.bytes, r.out_of_order), (60, 30));
+        assert_eq!(r.hol_delay_mean, Duration::from_micros(1500));
+        assert_eq!(r.hol_delay_max, Duration::from_millis(4));
+        // Reads: a whole fragment, then part of one (it is cut in place), then the rest and the end.
+        assert_eq!(s.read(25).unwrap().unwrap(), data.slice(0..10));
+        assert_eq!(s.read(5).unwrap().unwrap(), data.slice(10..15));
+        assert_eq!(parts(&s).0.first(), Some(&(15, 5)));
+        assert_eq!(s.fragments(), 5);
+        assert_eq!(read_all(&mut s), data.slice(15..60).to_vec());
+        assert_eq!(s.read(10), Ok(None));
+        assert_eq!(s.fragments(), 0);
+    }
+
+    /// Small pieces are merged into the fragment they continue: in order into the last readable one, above
+    /// the gap into the last waiting one (its arrival becomes the byte-weighted mean), never a piece that
+    /// lands inside the buffer.
+    #[test]
+    fn small_pieces_merge_on_either_side_of_the_gap() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let mut stats = super::super::reassembly::Reassembly::default();
+        let mut s = RecvStream::new(RecvWindow::new(1000, 1000));
+        let data: Bytes = (0..500u32).map(|i| i as u8).collect::<Vec<u8>>().into();
+        let mut frame = |s: &mut RecvStream, a: usize, b: usize, t: Instant| {
+            s.on_data(a as u64, data.slice(a..b), false, t, &mut stats.hol).unwrap();
+        };
+        frame(&mut s, 0, 100, ms(0));
+        frame(&mut s, 100, 200, ms(0));
+        assert_eq!(parts(&s), (vec![(0, 200)], vec![]));
+        // 300..400 at 10 ms, 400..500 at 20 ms: one waiting fragment that arrived at 15 ms on average, its
+        // first byte at 10 ms.
+        frame(&mut s, 300, 400, ms(10));
+        frame(&mut s, 400, 500, ms(20));
+        assert_eq!(parts(&s), (vec![(0, 200)], vec![(300, 200)]));
+        assert_eq!(s.waiting.get(&300).map(|c| (c.arrived, c.first)), Some((ms(15), ms(10))));
+        // 200..300 at 30 ms fills the gap as a fragment of its own; the waiting one waited 15 ms on average,
+        // 20 ms at the longest.
+        frame(&mut s, 200, 300, ms(30));
+        assert_eq!(parts(&s), (vec![(0, 200), (200, 100), (300, 200)], vec![]));
+        let r = stats.stats();
+        // 500 bytes, 200 of them waited 15 ms: mean 200 · 15 / 500 = 6 ms.
+        assert_eq!((r.bytes, r.out_of_order), (500, 200));
+        assert_eq!(r.hol_delay_mean, Duration::from_millis(6));
+        assert_eq!(r.hol_delay_max, Duration::from_millis(20));
+        assert_eq!(read_all(&mut s), data.to_vec());
+    }
 }
