@@ -297,9 +297,7 @@ impl RecvStream {
 
     /// Whether a read would return something other than `Blocked`.
     pub(crate) fn is_readable(&self) -> bool {
-        self.reset.is_some()
-            || !self.ready.is_empty()
-            || self.final_size == Some(self.read_offset)
+        self.reset.is_some() || !self.ready.is_empty() || self.final_size == Some(self.read_offset)
     }
 
     /// Reads up to `max_len` contiguous bytes: `Ok(Some(data))`, `Ok(None)` at the end of the stream.
@@ -447,7 +445,11 @@ impl RecvStream {
             if pos >= end {
                 break;
             }
-            let next = self.waiting.range(pos..end).next().map(|(&s, c)| (s, s + c.len()));
+            let next = self
+                .waiting
+                .range(pos..end)
+                .next()
+                .map(|(&s, c)| (s, s + c.len()));
             let gap_end = next.map_or(end, |(s, _)| s);
             if gap_end > pos {
                 let piece = data.slice((pos - offset) as usize..(gap_end - offset) as usize);
@@ -515,8 +517,11 @@ mod tests {
         assert_eq!(s.read(10), Err(ReadError::Blocked));
     }
 
-    /// The buffer's two parts: (offset, length) of the readable fragments and of the waiting ones.
-    fn parts(s: &RecvStream) -> (Vec<(u64, usize)>, Vec<(u64, usize)>) {
+    /// (offset, length) of fragments.
+    type Fragments = Vec<(u64, usize)>;
+
+    /// The buffer's two parts: the readable fragments and the waiting ones.
+    fn parts(s: &RecvStream) -> (Fragments, Fragments) {
         let mut pos = s.read_offset;
         let ready = s
             .ready
@@ -542,7 +547,8 @@ mod tests {
         let mut s = RecvStream::new(RecvWindow::new(1000, 1000));
         let data: Bytes = (0..60u8).collect::<Vec<u8>>().into();
         let mut frame = |s: &mut RecvStream, a: usize, b: usize, fin: bool, t: Instant| {
-            s.on_data(a as u64, data.slice(a..b), fin, t, &mut stats.hol).unwrap()
+            s.on_data(a as u64, data.slice(a..b), fin, t, &mut stats.hol)
+                .unwrap()
         };
         // 0..10 in order at 0 ms: readable at once.
         assert!(frame(&mut s, 0, 10, false, ms(0)).readable);
@@ -602,7 +608,8 @@ mod tests {
         let mut s = RecvStream::new(RecvWindow::new(1000, 1000));
         let data: Bytes = (0..500u32).map(|i| i as u8).collect::<Vec<u8>>().into();
         let mut frame = |s: &mut RecvStream, a: usize, b: usize, t: Instant| {
-            s.on_data(a as u64, data.slice(a..b), false, t, &mut stats.hol).unwrap();
+            s.on_data(a as u64, data.slice(a..b), false, t, &mut stats.hol)
+                .unwrap();
         };
         frame(&mut s, 0, 100, ms(0));
         frame(&mut s, 100, 200, ms(0));
@@ -612,7 +619,10 @@ mod tests {
         frame(&mut s, 300, 400, ms(10));
         frame(&mut s, 400, 500, ms(20));
         assert_eq!(parts(&s), (vec![(0, 200)], vec![(300, 200)]));
-        assert_eq!(s.waiting.get(&300).map(|c| (c.arrived, c.first)), Some((ms(15), ms(10))));
+        assert_eq!(
+            s.waiting.get(&300).map(|c| (c.arrived, c.first)),
+            Some((ms(15), ms(10)))
+        );
         // 200..300 at 30 ms fills the gap as a fragment of its own; the waiting one waited 15 ms on average,
         // 20 ms at the longest.
         frame(&mut s, 200, 300, ms(30));

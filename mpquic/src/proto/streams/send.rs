@@ -829,6 +829,7 @@ mod tests {
     /// duplicate and an overlap. Hand-computed prefix, ranges above it, their byte count and the chunks
     /// held after each step.
     #[test]
+    #[allow(clippy::single_range_in_vec_init)]
     fn interleaved_acknowledgements_move_the_prefix_and_free_chunks() {
         let mut s = SendStream::new(10_000, 10_000);
         for i in 0..4u8 {
