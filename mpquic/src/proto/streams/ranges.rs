@@ -5,11 +5,14 @@
 //!
 //! The ranges are kept in a sorted [`VecDeque`]: acknowledgements arrive mostly at the top of the set (the
 //! newest data) and the prefix leaves it at the bottom, so the common operations are O(1) amortised: an
-//! insertion at or past the last range appends to it or after it, and [`RangeSet::pop_front`] and
-//! [`RangeSet::remove_below`] take ranges off the front. When two paths carry one stream their
+//! insertion at or past the last range appends to it or after it, and [`RangeSet::pop_front`] takes
+//! ranges off the front. When two paths carry one stream their
 //! acknowledgements interleave offsets: an insertion lands inside the set, found by binary search, and
 //! extends a range in place or merges it with its neighbours (the merged ones leave the deque, each
-//! once). Only an insertion that neither touches nor overlaps a range shifts the entries above it.
+//! once). Only an insertion that neither touches nor overlaps a range, or a merge inside the set, shifts
+//! entries: those on the shorter side of it, 16 bytes each. A peer that acknowledges every other packet
+//! and then fills the holes from the middle makes each acknowledgement shift up to half the ranges; with
+//! the default 8 MiB send buffer and 1200-byte packets that is at most ≈ 3 500 ranges, a 28 KiB move.
 
 use std::collections::VecDeque;
 use std::ops::Range;

@@ -8,7 +8,7 @@
 //! The buffer has two parts, split where the first gap starts (`contiguous_end`): the fragments below it,
 //! readable in order, in a queue (an in-order arrival is appended, a read takes from the front: O(1), no
 //! tree), and the fragments above it, waiting, in a map keyed by offset. When two paths carry one stream,
-//! half of the data arrives above a gap: it is appended at the top of the map (or merged into its last
+//! much of the data arrives above a gap: it is appended at the top of the map (or merged into its last
 //! fragment), and when the frame that fills the gap arrives, the fragments it makes contiguous move from
 //! the map to the queue, each once.
 //!
