@@ -30,7 +30,7 @@ use super::reassembly::{HolStats, Occupancy};
 use crate::proto::coding::VarInt;
 use crate::proto::error::{TransportError, TransportErrorCode};
 
-/// In-order pieces smaller than this are merged into the fragment they continue ([`RecvStream::merge_small`]).
+/// Pieces smaller than this are merged into the fragment they continue ([`RecvStream::merged`]).
 const MERGE_SMALL: usize = 256;
 
 /// Merged fragments grow to at most this many bytes (the copy per merge stays small).
