@@ -250,10 +250,14 @@ impl Streams {
             ss.want_writable = false;
             self.events.push_back(StreamEvent::Writable { id: rec.id });
         }
-        if ss.has_hole() {
-            self.holey.insert(rec.id);
-        } else if !self.holey.is_empty() {
-            self.holey.remove(&rec.id);
+        let hole = ss.has_hole();
+        if hole != ss.listed_holey {
+            ss.listed_holey = hole;
+            if hole {
+                self.holey.insert(rec.id);
+            } else {
+                self.holey.remove(&rec.id);
+            }
         }
         if ss.is_done() {
             self.events.push_back(StreamEvent::Finished { id: rec.id });

@@ -208,6 +208,9 @@ pub(crate) struct SendStream {
     /// Opportunistic retransmission: everything below this offset was already re-sent once as a hole
     /// (see [`SendStream::reinject`]); a hole is re-sent at most once.
     reinjected_to: u64,
+    /// Whether the stream is in the connection's set of streams with a hole (`Streams::holey`), so that
+    /// an acknowledgement touches that set only when [`SendStream::has_hole`] changes.
+    pub(crate) listed_holey: bool,
 }
 
 /// Where a stream's sending stands: what [`Streams::send_progress`](super::Streams::send_progress) reports,
@@ -265,6 +268,7 @@ impl SendStream {
             queued: false,
             want_writable: false,
             reinjected_to: 0,
+            listed_holey: false,
         }
     }
 
@@ -555,35 +559,34 @@ impl SendStream {
         if !self.retransmit.is_empty() {
             self.retransmit.remove(start..end);
         }
-        let new_base = if start == self.base && self.acked.is_empty() {
-            // In-order acknowledgement, the common case: the prefix grows without touching the range set.
-            end
-        } else {
-            let new: u64 = self.acked.gaps(start..end).iter().map(|g| g.end - g.start).sum();
-            self.acked_bytes += new;
-            self.acked.insert(start..end);
-            let Some(new_base) = self.acked.end_of_range_at(self.base) else {
-                return false;
-            };
-            self.acked.remove_below(new_base);
-            // The range starting at `base` (all acknowledged) leaves the set.
-            self.acked_bytes = self.acked_bytes.saturating_sub(new_base - self.base);
-            new_base
-        };
-        // Release the chunks below the new acknowledged prefix.
-        let mut drop = new_base - self.base;
-        while drop > 0 {
-            let Some((pos, front)) = self.chunks.front_mut() else {
+        if start > self.base {
+            // Above a hole: the prefix stays; only the acknowledged ranges grow (O(1) at their top).
+            self.acked_bytes += self.acked.insert(start..end);
+            return false;
+        }
+        // The acknowledged prefix grows to `end`, and past every acknowledged range that it reaches: those
+        // leave the set (each once), with their bytes.
+        let mut new_base = end;
+        while let Some(first) = self.acked.first() {
+            if first.start > new_base {
                 break;
-            };
-            let n = front.len() as u64;
-            if n <= drop {
+            }
+            self.acked.pop_front();
+            self.acked_bytes = self.acked_bytes.saturating_sub(first.end - first.start);
+            new_base = new_base.max(first.end);
+        }
+        // Release the chunks below the new acknowledged prefix (each chunk leaves once), and cut the front
+        // of the one the prefix ends in.
+        while let Some((pos, front)) = self.chunks.front_mut() {
+            let chunk_end = *pos + front.len() as u64;
+            if chunk_end <= new_base {
                 self.chunks.pop_front();
-                drop -= n;
             } else {
-                *front = front.slice(drop as usize..);
-                *pos += drop;
-                drop = 0;
+                if *pos < new_base {
+                    *front = front.slice((new_base - *pos) as usize..);
+                    *pos = new_base;
+                }
+                break;
             }
         }
         self.base = new_base;
@@ -819,5 +822,90 @@ mod tests {
         let p = s.progress();
         assert_eq!((p.acked_prefix, p.acked_above, p.next_hole), (1000, 0, None));
         assert!(!p.has_hole());
+    }
+
+    /// Two paths carry alternate 100-byte frames of one 1000-byte stream (written as four 250-byte
+    /// chunks): path A the even frames, path B the odd ones, and their acknowledgements interleave, with a
+    /// duplicate and an overlap. Hand-computed prefix, ranges above it, their byte count and the chunks
+    /// held after each step.
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn interleaved_acknowledgements_move_the_prefix_and_free_chunks() {
+        let mut s = SendStream::new(10_000, 10_000);
+        for i in 0..4u8 {
+            s.write(Bytes::from(vec![i; 250])).unwrap();
+        }
+        s.finish().unwrap();
+        let frames: Vec<_> = (0..10)
+            .map(|i| {
+                let max = header_len(id(), i * 100, Some(100)) + 100;
+                s.poll_frame(id(), max, 10_000).unwrap().0.record()
+            })
+            .collect();
+        assert!(frames.iter().all(|f| f.len == 100));
+        assert!(frames[9].fin && !frames[8].fin);
+        let ack = |s: &mut SendStream, i: usize| {
+            let f = frames[i];
+            s.on_ack(f.offset, f.len, f.fin)
+        };
+        let state = |s: &SendStream| {
+            let ranges = s.acked.to_vec();
+            let chunks: Vec<_> = s.chunks.iter().map(|(pos, c)| (*pos, c.len())).collect();
+            (s.base, ranges, s.acked_bytes, chunks)
+        };
+        // Path A: frame 0 moves the prefix to 100 (the first chunk is cut); 2, 4 and 8 wait above holes.
+        assert!(ack(&mut s, 0));
+        assert!(!ack(&mut s, 2));
+        assert!(!ack(&mut s, 4));
+        assert!(!ack(&mut s, 8));
+        assert_eq!(
+            state(&s),
+            (
+                100,
+                vec![200..300, 400..500, 800..900],
+                300,
+                vec![(100, 150), (250, 250), (500, 250), (750, 250)]
+            )
+        );
+        assert_eq!(s.progress().next_hole, Some((100, 200)));
+        // Path B: frame 1 fills 100..200 and joins 200..300: prefix 300, the first chunk leaves whole.
+        assert!(ack(&mut s, 1));
+        assert_eq!(
+            state(&s),
+            (
+                300,
+                vec![400..500, 800..900],
+                200,
+                vec![(300, 200), (500, 250), (750, 250)]
+            )
+        );
+        // Frame 3 joins 400..500: prefix 500, the chunk 250..500 leaves.
+        assert!(ack(&mut s, 3));
+        assert_eq!(
+            state(&s),
+            (500, vec![800..900], 100, vec![(500, 250), (750, 250)])
+        );
+        // A duplicate of frame 2 (below the prefix) changes nothing.
+        assert!(!ack(&mut s, 2));
+        assert_eq!(s.base, 500);
+        // Frame 7 joins 800..900 from below; an overlapping 600..750 joins it too: 100 new bytes (700..750
+        // was held).
+        assert!(!ack(&mut s, 7));
+        assert!(!s.on_ack(600, 150, false));
+        assert_eq!(
+            state(&s),
+            (500, vec![600..900], 300, vec![(500, 250), (750, 250)])
+        );
+        // Frame 9 with the FIN: acknowledged above the hole 500..600; not done yet.
+        assert!(!ack(&mut s, 9));
+        assert_eq!(state(&s).1, vec![600..1000]);
+        assert_eq!(s.acked_bytes, 400);
+        assert!(!s.is_done());
+        assert_eq!(s.progress().next_hole, Some((500, 600)));
+        // Frame 5 closes the last hole: everything and the FIN acknowledged, the buffer empty.
+        assert!(ack(&mut s, 5));
+        assert_eq!(state(&s), (1000, vec![], 0, vec![]));
+        assert!(s.is_done() && !s.has_hole());
+        assert_eq!(s.buffered(), 0);
     }
 }
