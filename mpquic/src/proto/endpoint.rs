@@ -740,6 +740,7 @@ mod tests {
         d
     }
 
+    #[allow(clippy::disallowed_methods)] // an origin for the endpoint's time
     fn routed_to(ep: &mut Endpoint, remote: SocketAddr, token: &ResetToken) -> Option<ConnectionHandle> {
         match ep.handle(Instant::now(), None, remote, None, &mut reset_like(token)) {
             Some(DatagramEvent::Known(h)) => Some(h),
