@@ -3,7 +3,9 @@
 //!
 //! The receive task reads batches of datagrams (GRO-coalesced ones are split at their stride), asks the core
 //! endpoint which connection each belongs to (under the endpoint lock), then hands each to its connection
-//! (without the endpoint lock) and flushes what the connection has to send. New server
+//! (without the endpoint lock) and flushes what the connection has to send. When a batch advances several
+//! handshakes, their datagrams go to the connections' driver tasks instead, so that their TLS work runs on
+//! every worker thread and each connection answers as soon as its own work is done. New server
 //! connections are queued for [`Endpoint::accept`]. The task ends when every [`Endpoint`] handle is dropped
 //! and every connection has drained.
 
