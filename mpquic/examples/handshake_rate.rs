@@ -3,7 +3,7 @@
 //! in one process.
 //!
 //! ```text
-//! cargo run --release -p mpquic --example handshake_rate -- [--conns N] [--runs K] [--in-flight C,...] [--stack S]
+//! cargo run --release -p mpquic --example handshake_rate -- [--conns N] [--runs K] [--in-flight C,...] [--stack S] [--resume]
 //! ```
 //!
 //! - `--conns N`: connections per measurement (default 2000).
@@ -12,6 +12,13 @@
 //! - `--in-flight C,...`: how many connections are in progress at once (default `1,64`: sequential, and 64
 //!   client tasks each opening connections one after the other).
 //! - `--stack mpquic|mpquic-sp|quinn`: only that stack (repeatable).
+//! - `--resume`: rustls' default session resumption instead of full handshakes: the servers send two TLS 1.3
+//!   session tickets per connection, the client keeps up to 8 (rustls' in-memory store) and each new
+//!   connection resumes with one if it finds one. How many did is reported per run ("resumed k/N"): it
+//!   depends on the timing (when 64 connections end at once, 128 tickets arrive and only 8 are kept), so a
+//!   stack whose connections happen to stay in step resumes fewer, and each full handshake costs a P-256
+//!   signature and its verification more. Without `--resume` the servers send no tickets, every handshake is
+//!   full (the report shows "resumed 0/N"), and the stacks do the same cryptographic work.
 //!
 //! One connection: the client connects, opens a bidirectional stream, writes one byte and finishes the stream,
 //! reads the server's echo to the end, then closes the connection. The server accepts, echoes the byte back on
@@ -84,6 +91,8 @@ struct Options {
     conns: usize,
     runs: usize,
     in_flight: Vec<usize>,
+    /// rustls' default session resumption instead of full handshakes.
+    resume: bool,
 }
 
 fn parse_args() -> Res<Options> {
@@ -92,6 +101,7 @@ fn parse_args() -> Res<Options> {
         conns: 2000,
         runs: 3,
         in_flight: vec![1, 64],
+        resume: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -110,9 +120,11 @@ fn parse_args() -> Res<Options> {
                     .ok_or_else(|| format!("--stack: one of mpquic, mpquic-sp, quinn, not {s}"))?;
                 o.stacks.push(stack);
             }
+            "--resume" => o.resume = true,
             "-h" | "--help" => {
                 println!(
-                    "handshake_rate [--conns N] [--runs K] [--in-flight C,...] [--stack mpquic|mpquic-sp|quinn]"
+                    "handshake_rate [--conns N] [--runs K] [--in-flight C,...] [--stack mpquic|mpquic-sp|quinn] \
+                     [--resume]"
                 );
                 std::process::exit(0);
             }
@@ -136,6 +148,89 @@ fn parse_args() -> Res<Options> {
 
 // ----- configuration shared by both stacks -----
 
+/// The client's TLS 1.3 session store (rustls' in-memory one, its default) counting the tickets it is given
+/// and whether each connection found one to resume with.
+#[derive(Debug)]
+struct CountingStore {
+    inner: rustls::client::ClientSessionMemoryCache,
+    /// Tickets received (NewSessionTicket).
+    inserted: AtomicUsize,
+    /// Connections that found a ticket (resumption attempted).
+    taken: AtomicUsize,
+    /// Connections that found none (full handshake).
+    missed: AtomicUsize,
+}
+
+impl CountingStore {
+    fn new() -> Arc<Self> {
+        Arc::new(CountingStore {
+            inner: rustls::client::ClientSessionMemoryCache::new(256),
+            inserted: AtomicUsize::new(0),
+            taken: AtomicUsize::new(0),
+            missed: AtomicUsize::new(0),
+        })
+    }
+}
+
+impl rustls::client::ClientSessionStore for CountingStore {
+    fn set_kx_hint(&self, name: rustls::pki_types::ServerName<'static>, group: rustls::NamedGroup) {
+        self.inner.set_kx_hint(name, group);
+    }
+    fn kx_hint(&self, name: &rustls::pki_types::ServerName<'_>) -> Option<rustls::NamedGroup> {
+        self.inner.kx_hint(name)
+    }
+    fn set_tls12_session(
+        &self,
+        name: rustls::pki_types::ServerName<'static>,
+        value: rustls::client::Tls12ClientSessionValue,
+    ) {
+        self.inner.set_tls12_session(name, value);
+    }
+    fn tls12_session(
+        &self,
+        name: &rustls::pki_types::ServerName<'_>,
+    ) -> Option<rustls::client::Tls12ClientSessionValue> {
+        self.inner.tls12_session(name)
+    }
+    fn remove_tls12_session(&self, name: &rustls::pki_types::ServerName<'static>) {
+        self.inner.remove_tls12_session(name);
+    }
+    fn insert_tls13_ticket(
+        &self,
+        name: rustls::pki_types::ServerName<'static>,
+        value: rustls::client::Tls13ClientSessionValue,
+    ) {
+        self.inserted.fetch_add(1, Ordering::Relaxed);
+        self.inner.insert_tls13_ticket(name, value);
+    }
+    fn take_tls13_ticket(
+        &self,
+        name: &rustls::pki_types::ServerName<'static>,
+    ) -> Option<rustls::client::Tls13ClientSessionValue> {
+        let t = self.inner.take_tls13_ticket(name);
+        let counter = if t.is_some() { &self.taken } else { &self.missed };
+        counter.fetch_add(1, Ordering::Relaxed);
+        t
+    }
+}
+
+/// The server's rustls configuration: with `resume`, rustls' default (two session tickets per connection);
+/// without, no tickets, so that every handshake is a full one.
+fn ticketing_server(c: &Certs, resume: bool) -> Res<Arc<rustls::ServerConfig>> {
+    let mut config = (*rustls_server(c)?).clone();
+    if !resume {
+        config.send_tls13_tickets = 0;
+    }
+    Ok(Arc::new(config))
+}
+
+/// The client's rustls configuration with a [`CountingStore`] as its session store.
+fn counted_client(c: &Certs, store: &Arc<CountingStore>) -> Res<Arc<rustls::ClientConfig>> {
+    let mut config = (*rustls_client(c)?).clone();
+    config.resumption = rustls::client::Resumption::store(store.clone());
+    Ok(Arc::new(config))
+}
+
 fn certs() -> Res<Certs> {
     tls::certs(ALPN)
 }
@@ -152,17 +247,22 @@ fn mp_transport(stack: Stack) -> TransportConfig {
     t
 }
 
-fn mp_endpoints(c: &Certs, stack: Stack) -> Res<(mp::Endpoint, mp::Endpoint)> {
+fn mp_endpoints(
+    c: &Certs,
+    stack: Stack,
+    resume: bool,
+    store: &Arc<CountingStore>,
+) -> Res<(mp::Endpoint, mp::Endpoint)> {
     let server = mp::Endpoint::server(
         mp::ServerConfig {
-            tls: rustls_server(c)?,
+            tls: ticketing_server(c, resume)?,
             transport: mp_transport(stack),
         },
         loopback(),
     )?;
     let client = mp::Endpoint::client(loopback())?;
     client.set_default_client_config(mp::ClientConfig {
-        tls: rustls_client(c)?,
+        tls: counted_client(c, store)?,
         transport: mp_transport(stack),
     });
     Ok((server, client))
@@ -177,15 +277,19 @@ fn quinn_socket() -> Res<std::net::UdpSocket> {
     Ok(socket)
 }
 
-fn quinn_endpoints(c: &Certs) -> Res<(quinn::Endpoint, quinn::Endpoint)> {
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(rustls_server(c)?)?;
+fn quinn_endpoints(
+    c: &Certs,
+    resume: bool,
+    store: &Arc<CountingStore>,
+) -> Res<(quinn::Endpoint, quinn::Endpoint)> {
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(ticketing_server(c, resume)?)?;
     let server = quinn::Endpoint::new(
         quinn::EndpointConfig::default(),
         Some(quinn::ServerConfig::with_crypto(Arc::new(crypto))),
         quinn_socket()?,
         Arc::new(quinn::TokioRuntime),
     )?;
-    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls_client(c)?)?;
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(counted_client(c, store)?)?;
     let mut client = quinn::Endpoint::new(
         quinn::EndpointConfig::default(),
         None,
@@ -282,10 +386,17 @@ where
     Ok(start.elapsed())
 }
 
-async fn measure(stack: Stack, c: &Certs, conns: usize, in_flight: usize) -> Res<Duration> {
+async fn measure(
+    stack: Stack,
+    c: &Certs,
+    conns: usize,
+    in_flight: usize,
+    resume: bool,
+    store: &Arc<CountingStore>,
+) -> Res<Duration> {
     match stack {
         Stack::Mpquic | Stack::MpquicSinglePath => {
-            let (server, client) = mp_endpoints(c, stack)?;
+            let (server, client) = mp_endpoints(c, stack, resume, store)?;
             let addr = server.local_addr();
             let acceptor = {
                 let server = server.clone();
@@ -310,7 +421,7 @@ async fn measure(stack: Stack, c: &Certs, conns: usize, in_flight: usize) -> Res
             Ok(d)
         }
         Stack::Quinn => {
-            let (server, client) = quinn_endpoints(c)?;
+            let (server, client) = quinn_endpoints(c, resume, store)?;
             let addr = server.local_addr()?;
             let acceptor = {
                 let server = server.clone();
@@ -349,24 +460,38 @@ fn median(sorted: &[f64]) -> f64 {
 async fn bench(o: Options) -> Res<()> {
     let c = certs()?;
     println!(
-        "handshake_rate: {} connections per measurement, {} run(s), in flight {:?}",
-        o.conns, o.runs, o.in_flight
+        "handshake_rate: {} connections per measurement, {} run(s), in flight {:?}, {}",
+        o.conns,
+        o.runs,
+        o.in_flight,
+        if o.resume {
+            "session resumption"
+        } else {
+            "full handshakes"
+        }
     );
     for &in_flight in &o.in_flight {
         let mut rates: Vec<(Stack, Vec<f64>)> = o.stacks.iter().map(|&s| (s, Vec::new())).collect();
         for run in 0..o.runs {
             for (stack, r) in &mut rates {
-                let d = tokio::time::timeout(RUN_TIMEOUT, measure(*stack, &c, o.conns, in_flight))
-                    .await
-                    .map_err(|_| format!("{}: timed out", stack.name()))??;
+                let store = CountingStore::new();
+                let d = tokio::time::timeout(
+                    RUN_TIMEOUT,
+                    measure(*stack, &c, o.conns, in_flight, o.resume, &store),
+                )
+                .await
+                .map_err(|_| format!("{}: timed out", stack.name()))??;
                 let rate = o.conns as f64 / d.as_secs_f64().max(1e-9);
                 println!(
-                    "in flight {in_flight:>4}, run {}/{}: {:<27} {:>8.3} s {:>8.1} conn/s",
+                    "in flight {in_flight:>4}, run {}/{}: {:<27} {:>8.3} s {:>8.1} conn/s, resumed {}/{} ({} tickets)",
                     run + 1,
                     o.runs,
                     stack.name(),
                     d.as_secs_f64(),
-                    rate
+                    rate,
+                    store.taken.load(Ordering::Relaxed),
+                    store.taken.load(Ordering::Relaxed) + store.missed.load(Ordering::Relaxed),
+                    store.inserted.load(Ordering::Relaxed),
                 );
                 r.push(rate);
             }

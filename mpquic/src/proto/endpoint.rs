@@ -132,9 +132,10 @@ pub struct Endpoint {
     routes: HashMap<ConnectionId, ConnectionHandle>,
     /// Reset tokens connections accept, by peer address (a Stateless Reset carries a random connection ID).
     reset_tokens: HashMap<SocketAddr, Vec<(ConnectionHandle, ResetToken)>>,
-    cids_of: HashMap<ConnectionHandle, Vec<ConnectionId>>,
+    /// What each connection has in `routes` and `reset_tokens` (to remove exactly that when it drains).
+    cids_of: HashMap<ConnectionHandle, ConnRoutes, HandleHash>,
     /// Server connections whose handshake is in progress.
-    handshaking: HashSet<ConnectionHandle>,
+    handshaking: HashSet<ConnectionHandle, HandleHash>,
     limits: EndpointLimits,
     next_handle: usize,
 }
@@ -176,8 +177,8 @@ impl Endpoint {
             token_store: Arc::new(Mutex::new(LruTokenStore::default())),
             routes: HashMap::new(),
             reset_tokens: HashMap::new(),
-            cids_of: HashMap::new(),
-            handshaking: HashSet::new(),
+            cids_of: HashMap::default(),
+            handshaking: HashSet::default(),
             limits: EndpointLimits::default(),
             next_handle: 0,
         }
@@ -216,7 +217,13 @@ impl Endpoint {
         for c in &cids {
             self.routes.insert(*c, handle);
         }
-        self.cids_of.insert(handle, cids);
+        self.cids_of.insert(
+            handle,
+            ConnRoutes {
+                cids,
+                reset_remotes: Vec::new(),
+            },
+        );
         handle
     }
 
@@ -550,16 +557,28 @@ impl Endpoint {
             }
             EndpointEvent::Drained => {
                 self.handshaking.remove(&handle);
-                for c in self.cids_of.remove(&handle).unwrap_or_default() {
-                    self.routes.remove(&c);
+                let Some(gone) = self.cids_of.remove(&handle) else {
+                    return;
+                };
+                for c in &gone.cids {
+                    self.routes.remove(c);
                 }
-                self.reset_tokens.retain(|_, v| {
-                    v.retain(|(h, _)| *h != handle);
-                    !v.is_empty()
-                });
+                // Only the addresses this connection announced tokens under: a drain costs what the connection
+                // registered, not a walk over every peer address of the endpoint.
+                for remote in &gone.reset_remotes {
+                    if let Some(v) = self.reset_tokens.get_mut(remote) {
+                        v.retain(|(h, _)| *h != handle);
+                        if v.is_empty() {
+                            self.reset_tokens.remove(remote);
+                        }
+                    }
+                }
             }
             EndpointEvent::ResetToken { remote, token } => {
-                if self.cids_of.contains_key(&handle) {
+                if let Some(entry) = self.cids_of.get_mut(&handle) {
+                    if !entry.reset_remotes.contains(&remote) {
+                        entry.reset_remotes.push(remote);
+                    }
                     let v = self.reset_tokens.entry(remote).or_default();
                     if v.iter().filter(|(h, _)| *h == handle).count() >= MAX_TOKENS_PER_CONNECTION {
                         if let Some(i) = v.iter().position(|(h, _)| *h == handle) {
@@ -571,10 +590,10 @@ impl Endpoint {
             }
             EndpointEvent::NewCid(cid) => {
                 // A connection that already drained issues nothing more.
-                if let Some(cids) = self.cids_of.get_mut(&handle) {
+                if let Some(entry) = self.cids_of.get_mut(&handle) {
                     self.routes.insert(cid, handle);
-                    if !cids.contains(&cid) {
-                        cids.push(cid);
+                    if !entry.cids.contains(&cid) {
+                        entry.cids.push(cid);
                     }
                 }
             }
@@ -582,8 +601,8 @@ impl Endpoint {
                 if self.routes.get(&cid) == Some(&handle) {
                     self.routes.remove(&cid);
                 }
-                if let Some(cids) = self.cids_of.get_mut(&handle) {
-                    cids.retain(|c| *c != cid);
+                if let Some(entry) = self.cids_of.get_mut(&handle) {
+                    entry.cids.retain(|c| *c != cid);
                 }
             }
         }
@@ -598,6 +617,43 @@ impl Endpoint {
     /// each keeps issued: the peers' active_connection_id_limit per path).
     pub fn route_count(&self) -> usize {
         self.routes.len()
+    }
+}
+
+/// What the endpoint registered for one connection: its routed connection IDs and the peer addresses under
+/// which it announced reset tokens.
+#[derive(Debug)]
+struct ConnRoutes {
+    cids: Vec<ConnectionId>,
+    reset_remotes: Vec<SocketAddr>,
+}
+
+/// Hashes [`ConnectionHandle`]s, which the endpoint numbers itself (nobody else chooses them, so a
+/// multiplicative hash is enough and cheaper than SipHash).
+type HandleHash = std::hash::BuildHasherDefault<HandleHasher>;
+
+/// See [`HandleHash`].
+#[derive(Debug, Default, Clone, Copy)]
+struct HandleHasher(u64);
+
+impl std::hash::Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        // The multiply leaves the entropy in the high bits; the table indexes with the low ones.
+        self.0.rotate_left(26)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -666,4 +722,118 @@ fn response(local: Option<SocketAddr>, remote: SocketAddr, out: Vec<u8>) -> Data
         },
         out,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+    use super::*;
+
+    /// A short-header datagram to an unknown 8-byte connection ID that ends in `token` (what a Stateless
+    /// Reset looks like, RFC 9000 §10.3).
+    fn reset_like(token: &ResetToken) -> Vec<u8> {
+        let mut d = vec![0x41u8; 60];
+        d[1..9].copy_from_slice(&[0xee; 8]);
+        let n = d.len();
+        d[n - 16..].copy_from_slice(&token.0);
+        d
+    }
+
+    #[allow(clippy::disallowed_methods)] // an origin for the endpoint's time
+    fn routed_to(ep: &mut Endpoint, remote: SocketAddr, token: &ResetToken) -> Option<ConnectionHandle> {
+        match ep.handle(Instant::now(), None, remote, None, &mut reset_like(token)) {
+            Some(DatagramEvent::Known(h)) => Some(h),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn drained_connection_forgets_exactly_its_routes_and_reset_tokens() {
+        let mut ep = Endpoint::new(EndpointConfig { seed: 7, cid_len: 8 }, None);
+        let a = ep.prepare_connect();
+        let ha = ep.register_client(a.local_cid());
+        let b = ep.prepare_connect();
+        let hb = ep.register_client(b.local_cid());
+        let r1: SocketAddr = "192.0.2.1:4433".parse().unwrap();
+        let r2: SocketAddr = "192.0.2.2:4433".parse().unwrap();
+        let (ta1, ta2, tb) = (ResetToken([1; 16]), ResetToken([2; 16]), ResetToken([3; 16]));
+        // Connection a announced tokens under two peer addresses (it migrated), b under one of them.
+        ep.handle_event(
+            ha,
+            EndpointEvent::ResetToken {
+                remote: r1,
+                token: ta1,
+            },
+        );
+        ep.handle_event(
+            ha,
+            EndpointEvent::ResetToken {
+                remote: r2,
+                token: ta2,
+            },
+        );
+        ep.handle_event(
+            hb,
+            EndpointEvent::ResetToken {
+                remote: r1,
+                token: tb,
+            },
+        );
+        let extra = ConnectionId::new(&[9; 8]).unwrap();
+        ep.handle_event(ha, EndpointEvent::NewCid(extra));
+        assert_eq!(ep.route_count(), 3, "two handshake CIDs and a's extra one");
+        assert_eq!(routed_to(&mut ep, r1, &ta1), Some(ha));
+        assert_eq!(routed_to(&mut ep, r2, &ta2), Some(ha));
+        assert_eq!(routed_to(&mut ep, r1, &tb), Some(hb));
+        // RFC 9000 §10.3.1: a token is matched only for the peer address it was announced under.
+        assert_eq!(routed_to(&mut ep, r2, &ta1), None);
+
+        ep.handle_event(ha, EndpointEvent::Drained);
+        assert_eq!(ep.connection_count(), 1);
+        assert_eq!(ep.route_count(), 1, "only b's connection ID is left");
+        assert_eq!(routed_to(&mut ep, r1, &ta1), None);
+        assert_eq!(routed_to(&mut ep, r2, &ta2), None);
+        assert_eq!(routed_to(&mut ep, r1, &tb), Some(hb));
+        // r2 held only a's token: its entry is gone, r1 keeps b's.
+        assert_eq!(ep.reset_tokens.len(), 1);
+        assert_eq!(ep.reset_tokens.get(&r1).map(Vec::len), Some(1));
+        // Events for a drained connection change nothing.
+        ep.handle_event(
+            ha,
+            EndpointEvent::ResetToken {
+                remote: r2,
+                token: ta2,
+            },
+        );
+        ep.handle_event(ha, EndpointEvent::NewCid(extra));
+        assert_eq!(ep.route_count(), 1);
+        assert_eq!(routed_to(&mut ep, r2, &ta2), None);
+    }
+
+    #[test]
+    fn reset_tokens_per_connection_and_address_are_bounded() {
+        let mut ep = Endpoint::new(EndpointConfig { seed: 8, cid_len: 8 }, None);
+        let a = ep.prepare_connect();
+        let ha = ep.register_client(a.local_cid());
+        let r: SocketAddr = "192.0.2.1:4433".parse().unwrap();
+        for i in 0..20u8 {
+            ep.handle_event(
+                ha,
+                EndpointEvent::ResetToken {
+                    remote: r,
+                    token: ResetToken([i; 16]),
+                },
+            );
+        }
+        // The latest MAX_TOKENS_PER_CONNECTION (8) are kept: 12..=19.
+        assert_eq!(
+            ep.reset_tokens.get(&r).map(Vec::len),
+            Some(MAX_TOKENS_PER_CONNECTION)
+        );
+        assert_eq!(routed_to(&mut ep, r, &ResetToken([11; 16])), None);
+        assert_eq!(routed_to(&mut ep, r, &ResetToken([12; 16])), Some(ha));
+        assert_eq!(routed_to(&mut ep, r, &ResetToken([19; 16])), Some(ha));
+        assert_eq!(ep.cids_of.get(&ha).map(|c| c.reset_remotes.len()), Some(1));
+    }
 }

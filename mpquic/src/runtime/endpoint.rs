@@ -3,7 +3,9 @@
 //!
 //! The receive task reads batches of datagrams (GRO-coalesced ones are split at their stride), asks the core
 //! endpoint which connection each belongs to (under the endpoint lock), then hands each to its connection
-//! (without the endpoint lock) and flushes what the connection has to send. New server
+//! (without the endpoint lock) and flushes what the connection has to send. When a batch advances several
+//! handshakes, their datagrams go to the connections' driver tasks instead, so that their TLS work runs on
+//! every worker thread and each connection answers as soon as its own work is done. New server
 //! connections are queued for [`Endpoint::accept`]. The task ends when every [`Endpoint`] handle is dropped
 //! and every connection has drained.
 
@@ -25,7 +27,7 @@ use crate::proto::endpoint::{
 
 use super::clock;
 use super::connection::Connecting;
-use super::shared::{self, ConnShared};
+use super::shared::{self, ConnShared, Received};
 use super::socket::{Socket, ecn_from_udp};
 
 /// Why [`Endpoint::connect`] failed.
@@ -378,10 +380,20 @@ fn recv_buf_size(gro_segments: usize) -> usize {
 /// A received datagram routed to a connection, to be processed once the endpoint lock is released.
 struct Routed {
     conn: Arc<ConnShared>,
-    local: Option<SocketAddr>,
-    remote: SocketAddr,
-    ecn: Option<crate::proto::ack_tracker::EcnCodepoint>,
-    data: BytesMut,
+    rx: Received,
+}
+
+/// Whether the routed datagrams of a batch concern more than one connection in its handshake.
+fn several_handshakes(routed: &[Routed]) -> bool {
+    let mut first: Option<&Arc<ConnShared>> = None;
+    for r in routed.iter().filter(|r| r.conn.is_handshaking()) {
+        match first {
+            None => first = Some(&r.conn),
+            Some(c) if !Arc::ptr_eq(c, &r.conn) => return true,
+            Some(_) => {}
+        }
+    }
+    false
 }
 
 /// The receive task of an endpoint.
@@ -457,10 +469,12 @@ async fn receive(shared: Arc<EndpointShared>) {
                             if let Some(c) = st.conns.get(&h) {
                                 routed.push(Routed {
                                     conn: c.clone(),
-                                    local: local_addr,
-                                    remote: meta.addr,
-                                    ecn,
-                                    data: segment,
+                                    rx: Received {
+                                        local: local_addr,
+                                        remote: meta.addr,
+                                        ecn,
+                                        data: segment,
+                                    },
                                 });
                             }
                         }
@@ -482,10 +496,12 @@ async fn receive(shared: Arc<EndpointShared>) {
                             // endpoint lock is released.
                             routed.push(Routed {
                                 conn: c,
-                                local: local_addr,
-                                remote: meta.addr,
-                                ecn,
-                                data: segment,
+                                rx: Received {
+                                    local: local_addr,
+                                    remote: meta.addr,
+                                    ecn,
+                                    data: segment,
+                                },
                             });
                         }
                         Some(DatagramEvent::Response(t, bytes)) => responses.push((t, bytes)),
@@ -498,17 +514,35 @@ async fn receive(shared: Arc<EndpointShared>) {
         // (a handshake's key exchange and signature, a new server connection's ClientHello included) no longer
         // hold up `connect`, `accept` and the routing updates other connections report. Datagrams of one connection keep their order, and consecutive ones
         // are processed under one lock of that connection.
+        //
+        // Handshakes are the exception when the batch advances several: their datagrams carry the expensive
+        // part (a server's key exchange and signature, a client's certificate verification), which this one
+        // task would otherwise do for all of them in turn, on one thread, before sending any answer. Those
+        // datagrams go to their connections' drivers instead, which tokio runs on every worker thread, and
+        // each answers as soon as its own work is done. A lone handshake stays here (no task hop).
+        let defer_handshakes = several_handshakes(&routed);
         let mut routed = routed.drain(..).peekable();
         while let Some(first) = routed.next() {
             let conn = first.conn;
-            {
-                let mut cs = conn.lock();
-                cs.handle_datagram(now, first.local, first.remote, first.ecn, first.data);
-                while let Some(next) = routed.next_if(|r| Arc::ptr_eq(&r.conn, &conn)) {
-                    cs.handle_datagram(now, next.local, next.remote, next.ecn, next.data);
+            let defer = defer_handshakes && conn.is_handshaking();
+            let mut deferred = false;
+            let mut cs = None;
+            for r in std::iter::once(first.rx).chain(std::iter::from_fn(|| {
+                routed.next_if(|r| Arc::ptr_eq(&r.conn, &conn)).map(|r| r.rx)
+            })) {
+                match conn.defer(defer, r) {
+                    None => deferred = true,
+                    Some(r) => cs
+                        .get_or_insert_with(|| conn.lock())
+                        .handle_datagram(now, r.local, r.remote, r.ecn, r.data),
                 }
             }
-            if !touched.iter().any(|t| Arc::ptr_eq(t, &conn)) {
+            let processed = cs.is_some();
+            drop(cs);
+            if deferred {
+                conn.wake_driver();
+            }
+            if processed && !touched.iter().any(|t| Arc::ptr_eq(t, &conn)) {
                 touched.push(conn);
             }
         }

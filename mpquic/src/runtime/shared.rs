@@ -247,10 +247,25 @@ pub(crate) trait EndpointLink: std::fmt::Debug + Send + Sync {
     fn connection_drained(&self, handle: ConnectionHandle);
 }
 
+/// A received datagram that the endpoint's receive task left for the connection's driver ([`ConnShared::defer`]).
+#[derive(Debug)]
+pub(crate) struct Received {
+    pub(crate) local: Option<SocketAddr>,
+    pub(crate) remote: SocketAddr,
+    pub(crate) ecn: Option<crate::proto::ack_tracker::EcnCodepoint>,
+    pub(crate) data: bytes::BytesMut,
+}
+
 /// What the endpoint, the driver and the application handles share about one connection.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
     pub(super) state: Mutex<ConnState>,
+    /// Datagrams the endpoint's receive task left for the driver, oldest first: taken only under the `state`
+    /// lock, so that a datagram the receive task processes itself once this is empty comes after them.
+    inbox: Mutex<Vec<Received>>,
+    /// The handshake has not completed yet (cleared by the flush that sees it complete). The receive task
+    /// leaves such a connection's datagrams to its driver when it has several handshakes to advance.
+    handshaking: AtomicBool,
     /// The transmit side; see [`ConnShared::flush`].
     tx: Mutex<Tx>,
     /// A flush was asked for and has not run yet (whoever holds `tx` runs it).
@@ -305,6 +320,8 @@ impl ConnShared {
                 max_segments,
             }),
             tx_pending: AtomicBool::new(false),
+            inbox: Mutex::new(Vec::new()),
+            handshaking: AtomicBool::new(true),
             notify: Notify::new(),
             app_refs: AtomicUsize::new(0),
             remote,
@@ -326,6 +343,44 @@ impl ConnShared {
     /// Asks the driver to run.
     pub(crate) fn wake_driver(&self) {
         self.notify.notify_one();
+    }
+
+    /// Whether the handshake is still in progress (as of the last flush).
+    pub(crate) fn is_handshaking(&self) -> bool {
+        self.handshaking.load(Ordering::Acquire)
+    }
+
+    /// Leaves datagrams for the driver, which processes them and sends the answer in its own task (on any
+    /// worker thread). Returns them instead if nothing waits in the inbox and `defer` is false: the caller
+    /// processes them itself. Datagrams keep their order either way: while older ones wait here, newer ones
+    /// join them; and the driver takes them under the connection lock, so a caller that then processes one
+    /// itself (under that lock) comes after.
+    pub(crate) fn defer(&self, defer: bool, datagram: Received) -> Option<Received> {
+        let mut inbox = self.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+        if !defer && inbox.is_empty() {
+            return Some(datagram);
+        }
+        inbox.push(datagram);
+        None
+    }
+
+    /// The driver processes the datagrams the receive task left for it ([`ConnShared::defer`]).
+    fn process_inbox(&self) {
+        if self
+            .inbox
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            // Whatever arrives after this check comes with a wake-up: the next turn takes it.
+            return;
+        }
+        let mut st = self.lock();
+        let batch = std::mem::take(&mut *self.inbox.lock().unwrap_or_else(PoisonError::into_inner));
+        let now = clock::now();
+        for r in batch {
+            st.handle_datagram(now, r.local, r.remote, r.ecn, r.data);
+        }
     }
 
     /// The application consumed stream data and the window's update rule made flow-control credit due
@@ -445,6 +500,9 @@ impl ConnShared {
             f.sent = n > 0;
             tx.out.stats.turns += u64::from(f.sent);
             st.process_events();
+            if st.handshake_done {
+                self.handshaking.store(false, Ordering::Release);
+            }
             f.drained = st.conn.is_drained();
             while let Some(ev) = st.conn.poll_endpoint_event() {
                 if ev == EndpointEvent::Drained {
@@ -532,6 +590,7 @@ pub(crate) fn write_turn(
 /// feed the core ([`ConnShared::flush`]).
 pub(crate) async fn drive(shared: Arc<ConnShared>) {
     loop {
+        shared.process_inbox();
         let f = shared.flush_as(true);
         if f.drained {
             let mut st = shared.lock();
