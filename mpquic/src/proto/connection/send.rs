@@ -108,7 +108,7 @@ impl Connection {
             };
             return self.transmit_off_path(now, off, buf, base);
         }
-        self.duplicate_on.clear();
+        self.paths.clear_duplicate_on();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let zero_rtt_work = self.zero_rtt_has_work();
         if !long_work.iter().any(|w| *w) && !zero_rtt_work {
@@ -300,17 +300,12 @@ impl Connection {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
         }
-        while let Some((p, records)) = self.duplicates.pop_front() {
-            let usable = self
-                .paths
-                .get(&p)
-                .is_some_and(|x| x.abandoned_at.is_none() && x.validated && x.cwnd_allows(self.cc.as_ref()));
-            if usable {
-                self.on_records_lost(records);
-                return Some(p);
-            }
-        }
-        None
+        let cc = self.cc.as_ref();
+        let (p, records) = self
+            .paths
+            .next_duplicate(|x| x.abandoned_at.is_none() && x.validated && x.cwnd_allows(cc))?;
+        self.on_records_lost(records);
+        Some(p)
     }
 
     /// Connection-level frames wait for the control path: HANDSHAKE_DONE, multipath and CID frames,
@@ -420,20 +415,15 @@ impl Connection {
                 p.stream_bytes_sent = p.stream_bytes_sent.saturating_add(stream_bytes);
             }
         }
-        if !self.duplicate_on.is_empty() && records.iter().any(|r| matches!(r, FrameRecord::Stream(_))) {
+        if self.paths.duplicating() && records.iter().any(|r| matches!(r, FrameRecord::Stream(_))) {
             let streams: Records = records
                 .iter()
                 .filter(|r| matches!(r, FrameRecord::Stream(_)))
                 .cloned()
                 .collect();
             // `ConnectionLimits::duplicates`: beyond it the oldest copy goes (the original is in flight anyway).
-            let cap = self.config.limits.duplicates();
-            for p in std::mem::take(&mut self.duplicate_on) {
-                if self.duplicates.len() >= cap {
-                    self.duplicates.pop_front();
-                }
-                self.duplicates.push_back((p, streams.clone()));
-            }
+            self.paths
+                .queue_duplicates(&streams, self.config.limits.duplicates());
         }
         if allow.probe && !ack_eliciting {
             Frame::Ping.encode(buf);
@@ -516,7 +506,7 @@ impl Connection {
         }
         // The acknowledgements this packet carries: those of every path whose ACK path (the configured
         // policy) is the packet's path. Walked by key, without collecting them: this runs for every packet.
-        let multipath = self.path_ids.multipath();
+        let multipath = self.paths.ids.multipath();
         let mut after = None;
         while let Some(q) = self.next_path_to_ack(after, path_id, multipath) {
             after = Some(q);
@@ -539,22 +529,17 @@ impl Connection {
 
     /// The first path after `after` (in ID order) with packets to acknowledge in a packet sent on `on`.
     fn next_path_to_ack(&self, after: Option<PathId>, on: PathId, multipath: bool) -> Option<PathId> {
-        use std::ops::Bound::{Excluded, Unbounded};
-        let start = after.map_or(Unbounded, Excluded);
         self.paths
-            .range((start, Unbounded))
-            .map(|(id, p)| (*id, p))
-            .find(|(id, p)| {
-                p.ack.has_new_packets() && (*id == on || (multipath && self.ack_target(*id) == on))
-            })
-            .map(|(id, _)| id)
+            .after(after)
+            .find(|p| p.ack.has_new_packets() && (p.id == on || (multipath && self.ack_target(p.id) == on)))
+            .map(|p| p.id)
     }
 
     /// The path that carries the acknowledgements of `path`'s packets ([`AckPathPolicy`]).
     pub(super) fn ack_target(&self, path: PathId) -> PathId {
         use super::config::AckPathPolicy;
         let own = || path;
-        if !self.path_ids.multipath() {
+        if !self.paths.ids.multipath() {
             return own();
         }
         let usable = |p: &&super::paths::Path| p.abandoned_at.is_none() && p.validated;
