@@ -107,7 +107,7 @@ impl Connection {
                 FrameRecord::PathAbandon { path, code } => self.paths.on_abandon_frame_lost(path, code),
                 FrameRecord::MaxPathId(max) => self.paths.ids.on_max_path_id_lost(max),
                 FrameRecord::PathsBlocked(max) => self.paths.ids.on_paths_blocked_lost(max),
-                FrameRecord::PathStatus { path, seq } => self.on_path_status_lost(path, seq),
+                FrameRecord::PathStatus { path, seq } => self.paths.on_status_frame_lost(path, seq),
                 FrameRecord::Ack { .. } => {}
             }
         }

@@ -415,10 +415,7 @@ impl Connection {
     /// Path validations in flight: live paths whose current 4-tuple is being validated
     /// (`ConnectionLimits::path_validations` caps those started for new paths).
     pub fn validations_in_flight(&self) -> usize {
-        self.paths
-            .values()
-            .filter(|p| p.challenge.is_some() && p.abandoned_at.is_none())
-            .count()
+        self.paths.validations_in_flight()
     }
 
     /// Whether a path validation is in progress on `path`.

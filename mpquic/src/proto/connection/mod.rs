@@ -7,7 +7,9 @@
 //! - drain [`Connection::poll_event`] (application) and [`Connection::poll_endpoint_event`] (endpoint).
 //!
 //! Time (`now`) and randomness (the seed in the constructor) are inputs. Work is split by concern:
-//! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `recv` (datagram →
+//! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `path_set` (the set
+//! of paths with their path IDs and connection IDs, the PATH_ABANDON queue, redundant copies, the scheduler's
+//! view, and the invariants that hold across paths), `recv` (datagram →
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
 //! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)

@@ -1,7 +1,8 @@
 //! Multipath (draft-ietf-quic-multipath-21): negotiation through initial_max_path_id, the path a datagram
 //! belongs to (the path ID of its Destination Connection ID), paths the client opens
 //! ([`Connection::open_path`]) and the server learns of, and the multipath frames that concern path IDs
-//! (PATH_ACK is handled with ACK; the connection-ID frames in `cids`).
+//! (PATH_ACK is handled with ACK; the connection-ID frames in `cids`; the PATH_ABANDON, MAX_PATH_ID,
+//! PATHS_BLOCKED and PATH_STATUS frames we send are written by `path_set`).
 //!
 //! Once multipath is negotiated every 1-RTT packet of a path uses that path's packet-number space and the
 //! path ID in its AEAD nonce, and acknowledgements are PATH_ACK frames (sent on the path they acknowledge).
@@ -295,23 +296,13 @@ impl Connection {
     /// frame still in flight on it is queued again, so that the scheduler moves it to the working paths
     /// (Linux MPTCP's reinjection); whatever the failed path later delivers is acknowledged twice at worst.
     pub(super) fn reinject_if_failed(&mut self, path: PathId) {
-        if !self.path_suspect(path) {
+        if !self.paths.suspect(path) {
             return;
         }
         let in_flight = self.outstanding_records(path, crate::proto::recovery::SpaceId::Data, usize::MAX);
         for records in in_flight {
             self.on_records_lost(records);
         }
-    }
-
-    /// Whether `path` counts as potentially failed (consecutive PTOs) while another validated path is alive:
-    /// its data goes elsewhere, and its PTO probes carry no data (they only test it).
-    pub(super) fn path_suspect(&self, path: PathId) -> bool {
-        self.paths.other_validated(path)
-            && self
-                .paths
-                .get(&path)
-                .is_some_and(|p| p.recovery.pto_count() >= super::paths::POTENTIALLY_FAILED_PTOS)
     }
 
     /// Path validation of `id` failed: abandon it with PATH_UNSTABLE_OR_POOR, unless it is the last path.
@@ -395,95 +386,6 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&path) {
             p.packets_lost += lost.len() as u64;
             p.bytes_lost += lost.iter().map(|r| u64::from(r.size)).sum::<u64>();
-        }
-    }
-
-    /// Whether connection-level multipath frames wait to be sent.
-    pub(super) fn has_multipath_frames(&self) -> bool {
-        self.paths.has_abandon_frames()
-            || self.paths.ids.has_pending_frames()
-            || self
-                .paths
-                .values()
-                .any(|p| p.status_pending && p.abandoned_at.is_none())
-    }
-
-    /// Writes PATH_ABANDON, MAX_PATH_ID, PATHS_BLOCKED and PATH_STATUS frames that wait, within `end`.
-    pub(super) fn write_multipath_frames(
-        &mut self,
-        buf: &mut Vec<u8>,
-        end: usize,
-        records: &mut super::frames_out::Records,
-        ack_eliciting: &mut bool,
-    ) {
-        use super::frames_out::FrameRecord;
-        use crate::proto::frame::Frame;
-        let fits = |f: &Frame<'_>, buf: &Vec<u8>| f.encoded_len() <= end.saturating_sub(buf.len());
-        while let Some((path, code)) = self.paths.next_abandon_frame() {
-            let f = Frame::PathAbandon(crate::proto::frame::PathAbandon {
-                path_id: path,
-                error_code: code,
-            });
-            if !fits(&f, buf) {
-                return;
-            }
-            self.paths.abandon_frame_sent();
-            f.encode(buf);
-            records.push(FrameRecord::PathAbandon { path, code });
-            *ack_eliciting = true;
-        }
-        if let Some(max) = self.paths.ids.poll_max_path_id() {
-            let f = Frame::MaxPathId(max);
-            if !fits(&f, buf) {
-                self.paths.ids.on_max_path_id_lost(max);
-                return;
-            }
-            f.encode(buf);
-            records.push(FrameRecord::MaxPathId(max));
-            *ack_eliciting = true;
-        }
-        if let Some(max) = self.paths.ids.poll_paths_blocked() {
-            let f = Frame::PathsBlocked(max);
-            if !fits(&f, buf) {
-                self.paths.ids.on_paths_blocked_lost(max);
-                return;
-            }
-            f.encode(buf);
-            records.push(FrameRecord::PathsBlocked(max));
-            *ack_eliciting = true;
-        }
-        for p in self.paths.values_mut() {
-            if !p.status_pending || p.abandoned_at.is_some() {
-                continue;
-            }
-            // draft-ietf-quic-multipath-21 §3: one sequence-number space per path, strictly increasing.
-            let sequence = p.status_seq_out;
-            let f = Frame::PathStatus(PathStatusFrame {
-                path_id: p.id,
-                sequence: crate::proto::coding::VarInt::from_u64(sequence)
-                    .unwrap_or(crate::proto::coding::VarInt::MAX),
-                available: p.status == PathStatus::Available,
-            });
-            if !fits(&f, buf) {
-                return;
-            }
-            f.encode(buf);
-            p.status_seq_out += 1;
-            p.status_pending = false;
-            records.push(FrameRecord::PathStatus {
-                path: p.id,
-                seq: sequence,
-            });
-            *ack_eliciting = true;
-        }
-    }
-
-    /// A PATH_STATUS frame with `seq` for `path` was lost: "after loss, resend only if still the latest status".
-    pub(super) fn on_path_status_lost(&mut self, path: PathId, seq: u64) {
-        if let Some(p) = self.paths.get_mut(&path) {
-            if p.abandoned_at.is_none() && p.status_seq_out == seq + 1 {
-                p.status_pending = true;
-            }
         }
     }
 }

@@ -19,22 +19,27 @@
 //!    abandoned paths are ever removed.
 //! 5. **The abandon queue names consumed path IDs.** Every PATH_ABANDON waiting to be sent is for a path ID
 //!    this set consumed (so it can never announce the abandonment of a path still in use).
-//! 6. **Redundant copies are bounded and only go to usable paths.** At most the configured number of copies
+//! 6. **PATH_STATUS frames count up.** Each path's PATH_STATUS sequence numbers strictly increase
+//!    (draft-ietf-quic-multipath-21 §3), only live paths send them, and a lost one is sent again only while
+//!    it is still the path's latest ([`PathSet::on_status_frame_lost`]).
+//! 7. **Redundant copies are bounded and only go to usable paths.** At most the configured number of copies
 //!    wait (the oldest goes first); a copy is handed out only for a path that is in the set and usable now,
 //!    others are dropped.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cc::{CongestionController, PathId};
 use crate::proto::cid::{LocalCids, PathIds, RemoteCids};
 use crate::proto::coding::VarInt;
+use crate::proto::frame::{Frame, PathStatus as PathStatusFrame};
 use crate::proto::packet::ConnectionId;
-use crate::proto::recovery::PacketRecord;
-use crate::sched::PathView;
+use crate::proto::recovery::{PacketRecord, SpaceId};
+use crate::sched::{PathStatus, PathView};
 
-use super::frames_out::Records;
-use super::paths::Path;
+use super::config::AckPathPolicy;
+use super::frames_out::{FrameRecord, Records};
+use super::paths::{POTENTIALLY_FAILED_PTOS, Path};
 
 /// Why [`PathSet::open`] refused a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -164,6 +169,105 @@ impl PathSet {
             .any(|p| p.id != id && p.abandoned_at.is_none() && p.validated)
     }
 
+    /// Whether `path` counts as potentially failed (consecutive PTOs, [`POTENTIALLY_FAILED_PTOS`]) while
+    /// another validated path is alive: its data goes elsewhere, and its PTO probes carry no data.
+    pub(super) fn suspect(&self, path: PathId) -> bool {
+        self.other_validated(path)
+            && self
+                .map
+                .get(&path)
+                .is_some_and(|p| p.recovery.pto_count() >= POTENTIALLY_FAILED_PTOS)
+    }
+
+    /// The path that carries connection-level control frames: path 0, or the lowest live path once path 0 is
+    /// abandoned.
+    pub(super) fn control_path(&self) -> PathId {
+        let usable = |p: &&Path| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0));
+        // A path that looks failed (consecutive PTOs while another works) carries no connection-level frames:
+        // a MAX_DATA stuck on a dead handshake path would stall every path.
+        // Without a validated path (the last validated one was abandoned while another is still being
+        // validated), any live path: ACKs and control frames on an unvalidated path stay within the 3×
+        // anti-amplification limit (RFC 9000 §8.1), whereas an abandoned or deleted path 0 would take them
+        // nowhere, and the ACK timer would stay expired for ever.
+        self.map
+            .values()
+            .filter(usable)
+            .find(|p| !self.suspect(p.id))
+            .or_else(|| self.map.values().find(usable))
+            .or_else(|| self.map.values().find(|p| p.abandoned_at.is_none()))
+            .map_or(PathId(0), |p| p.id)
+    }
+
+    /// The path that carries the acknowledgements of `path`'s packets under `policy`.
+    pub(super) fn ack_target(&self, path: PathId, policy: AckPathPolicy) -> PathId {
+        if !self.ids.multipath() {
+            return path;
+        }
+        let usable = |p: &&Path| p.abandoned_at.is_none() && p.validated;
+        match policy {
+            AckPathPolicy::SamePath => {
+                if self.map.get(&path).is_some_and(|p| usable(&p)) {
+                    path
+                } else {
+                    self.control_path()
+                }
+            }
+            AckPathPolicy::LowestRtt => self
+                .map
+                .values()
+                .filter(usable)
+                .min_by_key(|p| (p.recovery.rtt().smoothed(), p.id))
+                .map_or(path, |p| p.id),
+        }
+    }
+
+    /// The first path after `after` (in ID order) with packets to acknowledge in a packet sent on `on`
+    /// (draft-ietf-quic-multipath-21 §5: once multipath is negotiated, PATH_ACKs may travel on any path).
+    pub(super) fn next_to_ack(
+        &self,
+        after: Option<PathId>,
+        on: PathId,
+        policy: AckPathPolicy,
+    ) -> Option<PathId> {
+        let multipath = self.ids.multipath();
+        self.after(after)
+            .find(|p| {
+                p.ack.has_new_packets() && (p.id == on || (multipath && self.ack_target(p.id, policy) == on))
+            })
+            .map(|p| p.id)
+    }
+
+    /// The largest current PTO of the application space across paths.
+    pub(super) fn largest_pto(&self) -> Duration {
+        self.map
+            .values()
+            .map(|p| p.recovery.pto(SpaceId::Data))
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// The largest smoothed RTT of the live paths with an RTT sample.
+    pub(super) fn slowest_live_srtt(&self) -> Option<Duration> {
+        self.map
+            .values()
+            .filter(|p| p.abandoned_at.is_none() && p.recovery.rtt().has_sample())
+            .map(|p| p.recovery.rtt().smoothed())
+            .max()
+    }
+
+    /// The smallest maximum UDP payload of the paths.
+    pub(super) fn min_mtu(&self) -> Option<u16> {
+        self.map.values().map(|p| p.mtu).min()
+    }
+
+    /// Path validations in flight: live paths whose current 4-tuple is being validated.
+    pub(super) fn validations_in_flight(&self) -> usize {
+        self.map
+            .values()
+            .filter(|p| p.challenge.is_some() && p.abandoned_at.is_none())
+            .count()
+    }
+
     /// The longest connection ID of the peer that a path sends with (0 without paths).
     pub(super) fn max_remote_cid_len(&self) -> usize {
         self.map.values().map(|p| p.remote_cid.len()).max().unwrap_or(0)
@@ -260,11 +364,6 @@ impl PathSet {
 
     // ----- the PATH_ABANDON queue -----
 
-    /// Whether a PATH_ABANDON frame waits.
-    pub(super) fn has_abandon_frames(&self) -> bool {
-        !self.pending_abandon.is_empty()
-    }
-
     /// The PATH_ABANDON frame to send next (call [`Self::abandon_frame_sent`] once it is in a packet).
     pub(super) fn next_abandon_frame(&self) -> Option<(PathId, VarInt)> {
         self.pending_abandon.last().copied()
@@ -280,6 +379,95 @@ impl PathSet {
     pub(super) fn on_abandon_frame_lost(&mut self, path: PathId, code: VarInt) {
         if self.ids.is_abandoned(path) {
             self.pending_abandon.push((path, code));
+        }
+    }
+
+    // ----- multipath frames -----
+
+    /// Whether connection-level multipath frames wait to be sent.
+    pub(super) fn has_frames(&self) -> bool {
+        !self.pending_abandon.is_empty()
+            || self.ids.has_pending_frames()
+            || self
+                .map
+                .values()
+                .any(|p| p.status_pending && p.abandoned_at.is_none())
+    }
+
+    /// Writes PATH_ABANDON, MAX_PATH_ID, PATHS_BLOCKED and PATH_STATUS frames that wait, within `end`.
+    pub(super) fn write_frames(
+        &mut self,
+        buf: &mut Vec<u8>,
+        end: usize,
+        records: &mut Records,
+        ack_eliciting: &mut bool,
+    ) {
+        let fits = |f: &Frame<'_>, buf: &Vec<u8>| f.encoded_len() <= end.saturating_sub(buf.len());
+        while let Some((path, code)) = self.next_abandon_frame() {
+            let f = Frame::PathAbandon(crate::proto::frame::PathAbandon {
+                path_id: path,
+                error_code: code,
+            });
+            if !fits(&f, buf) {
+                return;
+            }
+            self.abandon_frame_sent();
+            f.encode(buf);
+            records.push(FrameRecord::PathAbandon { path, code });
+            *ack_eliciting = true;
+        }
+        if let Some(max) = self.ids.poll_max_path_id() {
+            let f = Frame::MaxPathId(max);
+            if !fits(&f, buf) {
+                self.ids.on_max_path_id_lost(max);
+                return;
+            }
+            f.encode(buf);
+            records.push(FrameRecord::MaxPathId(max));
+            *ack_eliciting = true;
+        }
+        if let Some(max) = self.ids.poll_paths_blocked() {
+            let f = Frame::PathsBlocked(max);
+            if !fits(&f, buf) {
+                self.ids.on_paths_blocked_lost(max);
+                return;
+            }
+            f.encode(buf);
+            records.push(FrameRecord::PathsBlocked(max));
+            *ack_eliciting = true;
+        }
+        for p in self.map.values_mut() {
+            if !p.status_pending || p.abandoned_at.is_some() {
+                continue;
+            }
+            // draft-ietf-quic-multipath-21 §3: one sequence-number space per path, strictly increasing.
+            let sequence = p.status_seq_out;
+            let f = Frame::PathStatus(PathStatusFrame {
+                path_id: p.id,
+                sequence: crate::proto::coding::VarInt::from_u64(sequence)
+                    .unwrap_or(crate::proto::coding::VarInt::MAX),
+                available: p.status == PathStatus::Available,
+            });
+            if !fits(&f, buf) {
+                return;
+            }
+            f.encode(buf);
+            p.status_seq_out += 1;
+            p.status_pending = false;
+            records.push(FrameRecord::PathStatus {
+                path: p.id,
+                seq: sequence,
+            });
+            *ack_eliciting = true;
+        }
+    }
+
+    /// A PATH_STATUS frame with `seq` for `path` was lost: "after loss, resend only if still the latest status".
+    pub(super) fn on_status_frame_lost(&mut self, path: PathId, seq: u64) {
+        if let Some(p) = self.map.get_mut(&path) {
+            if p.abandoned_at.is_none() && p.status_seq_out == seq + 1 {
+                p.status_pending = true;
+            }
         }
     }
 

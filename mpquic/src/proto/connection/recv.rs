@@ -535,13 +535,7 @@ impl Connection {
         self.streams.set_rtt(srtt);
         // The Linux window policy measures the reader over the largest smoothed RTT of the live paths with a
         // sample, as MPTCP's receive-buffer autotuning does over its subflows (`mptcp_rcv_space_adjust`).
-        let slowest = self
-            .paths
-            .values()
-            .filter(|p| p.abandoned_at.is_none() && p.recovery.rtt().has_sample())
-            .map(|p| p.recovery.rtt().smoothed())
-            .max()
-            .unwrap_or(srtt);
+        let slowest = self.paths.slowest_live_srtt().unwrap_or(srtt);
         self.streams.set_sizing_rtt(slowest);
         if level == Level::OneRtt {
             if let Some(keys) = self.one_rtt.as_mut() {

@@ -308,12 +308,7 @@ impl Connection {
         }
         let cfg = self.config.reinjection;
         let threshold = cfg.threshold(self.config.streams.send_buffer);
-        let mtu = self
-            .paths
-            .values()
-            .map(|p| u64::from(p.mtu))
-            .min()
-            .unwrap_or(1200);
+        let mtu = self.paths.min_mtu().map_or(1200, u64::from);
         let conn_blocked = self.streams.conn_credit_below(mtu);
         let due = self
             .streams

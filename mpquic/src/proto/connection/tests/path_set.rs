@@ -177,7 +177,7 @@ fn the_abandon_queue_holds_consumed_path_ids_only() {
     let now = t0();
     // Abandoned without a frame (the path failed validation before it was used; no frame asked for).
     s.abandon(PathId(2), now, None).unwrap();
-    assert!(!s.has_abandon_frames());
+    assert_eq!(s.next_abandon_frame(), None);
     s.abandon(PathId(1), now, Some(VarInt::from_u32(7))).unwrap();
     assert_eq!(s.next_abandon_frame(), Some((PathId(1), VarInt::from_u32(7))));
     s.abandon_frame_sent();
@@ -185,7 +185,7 @@ fn the_abandon_queue_holds_consumed_path_ids_only() {
     // The frame was lost: it is queued again for the consumed ID 1, but a loss report naming path 3, which
     // was never abandoned, queues nothing.
     s.on_abandon_frame_lost(PathId(3), VarInt::from_u32(7));
-    assert!(!s.has_abandon_frames());
+    assert_eq!(s.next_abandon_frame(), None);
     s.on_abandon_frame_lost(PathId(1), VarInt::from_u32(7));
     assert_eq!(s.next_abandon_frame(), Some((PathId(1), VarInt::from_u32(7))));
 }
@@ -291,4 +291,50 @@ fn redundant_copies_are_bounded_and_go_to_usable_paths_only() {
     s.queue_duplicates(&records, 64);
     s.abandon(PathId(2), t0(), None).unwrap();
     assert_eq!(s.next_duplicate(|p| p.abandoned_at.is_none()), None);
+}
+
+#[test]
+fn path_status_numbers_count_up_and_a_lost_one_is_resent_only_while_latest() {
+    let mut s = set();
+    open(&mut s, 1, 0xB1);
+    let write = |s: &mut PathSet, end: usize| {
+        let (mut buf, mut records, mut ack_eliciting) = (Vec::new(), Records::new(), false);
+        s.write_frames(&mut buf, end, &mut records, &mut ack_eliciting);
+        assert_eq!(ack_eliciting, !records.is_empty());
+        assert_eq!(buf.is_empty(), records.is_empty());
+        records
+    };
+    let p = s.get_mut(&PathId(1)).unwrap();
+    p.status = crate::sched::PathStatus::Backup;
+    p.status_pending = true;
+    assert!(s.has_frames());
+    // No room (2 bytes cannot hold the frame's type, path ID and sequence number): it keeps waiting.
+    assert_eq!(write(&mut s, 2), Records::new());
+    assert!(s.has_frames());
+    let status = |seq| FrameRecord::PathStatus { path: PathId(1), seq };
+    assert_eq!(write(&mut s, 1000), vec![status(0)]);
+    assert!(!s.has_frames());
+    // Lost while still the latest: sent again, with the next sequence number.
+    s.on_status_frame_lost(PathId(1), 0);
+    assert!(s.has_frames());
+    assert_eq!(write(&mut s, 1000), vec![status(1)]);
+    // Sequence 0 lost late: superseded by 1, nothing to send.
+    s.on_status_frame_lost(PathId(1), 0);
+    assert!(!s.has_frames());
+    // An abandoned path sends no PATH_STATUS: only its PATH_ABANDON and the MAX_PATH_ID that replaces its ID
+    // (initial maximum 4, one ID consumed: 5).
+    s.get_mut(&PathId(1)).unwrap().status_pending = true;
+    s.abandon(PathId(1), t0(), Some(VarInt::ZERO)).unwrap();
+    assert_eq!(
+        write(&mut s, 1000),
+        vec![
+            FrameRecord::PathAbandon {
+                path: PathId(1),
+                code: VarInt::ZERO
+            },
+            FrameRecord::MaxPathId(PathId(5))
+        ]
+    );
+    s.on_status_frame_lost(PathId(1), 1);
+    assert!(!s.has_frames());
 }
