@@ -25,6 +25,11 @@
 //! 7. **Redundant copies are bounded and only go to usable paths.** At most the configured number of copies
 //!    wait (the oldest goes first); a copy is handed out only for a path that is in the set and usable now,
 //!    others are dropped.
+//!
+//! The choices made over the whole set live here too: the control path that carries connection-level frames
+//! (path 0 while it is usable, else the lowest live validated path that is not suspect), the path that
+//! carries each path's acknowledgements ([`AckPathPolicy`]), the paths suspected of having failed, and the
+//! PATH_ABANDON, MAX_PATH_ID, PATHS_BLOCKED and PATH_STATUS frames to send.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -136,6 +141,7 @@ impl PathSet {
     }
 
     /// The path IDs in order, collected (for loops that change the connection while they walk the paths).
+    #[inline]
     pub(super) fn id_list(&self) -> Vec<PathId> {
         self.ids().collect()
     }
@@ -150,6 +156,7 @@ impl PathSet {
     }
 
     /// The IDs of the paths not abandoned, in order.
+    #[inline]
     pub(super) fn live(&self) -> impl Iterator<Item = PathId> + '_ {
         self.map
             .values()
@@ -158,11 +165,13 @@ impl PathSet {
     }
 
     /// Whether path `id` exists and is not abandoned.
+    #[inline]
     pub(super) fn is_live(&self, id: &PathId) -> bool {
         self.map.get(id).is_some_and(|p| p.abandoned_at.is_none())
     }
 
     /// Whether a path other than `id` is live and validated: one that could carry the connection without `id`.
+    #[inline]
     pub(super) fn other_validated(&self, id: PathId) -> bool {
         self.map
             .values()
@@ -171,6 +180,7 @@ impl PathSet {
 
     /// Whether `path` counts as potentially failed (consecutive PTOs, [`POTENTIALLY_FAILED_PTOS`]) while
     /// another validated path is alive: its data goes elsewhere, and its PTO probes carry no data.
+    #[inline]
     pub(super) fn suspect(&self, path: PathId) -> bool {
         self.other_validated(path)
             && self
@@ -181,6 +191,7 @@ impl PathSet {
 
     /// The path that carries connection-level control frames: path 0, or the lowest live path once path 0 is
     /// abandoned.
+    #[inline]
     pub(super) fn control_path(&self) -> PathId {
         let usable = |p: &&Path| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0));
         // A path that looks failed (consecutive PTOs while another works) carries no connection-level frames:
@@ -199,6 +210,7 @@ impl PathSet {
     }
 
     /// The path that carries the acknowledgements of `path`'s packets under `policy`.
+    #[inline]
     pub(super) fn ack_target(&self, path: PathId, policy: AckPathPolicy) -> PathId {
         if !self.ids.multipath() {
             return path;
@@ -223,6 +235,7 @@ impl PathSet {
 
     /// The first path after `after` (in ID order) with packets to acknowledge in a packet sent on `on`
     /// (draft-ietf-quic-multipath-21 §5: once multipath is negotiated, PATH_ACKs may travel on any path).
+    #[inline]
     pub(super) fn next_to_ack(
         &self,
         after: Option<PathId>,
@@ -238,6 +251,7 @@ impl PathSet {
     }
 
     /// The largest current PTO of the application space across paths.
+    #[inline]
     pub(super) fn largest_pto(&self) -> Duration {
         self.map
             .values()
@@ -247,6 +261,7 @@ impl PathSet {
     }
 
     /// The largest smoothed RTT of the live paths with an RTT sample.
+    #[inline]
     pub(super) fn slowest_live_srtt(&self) -> Option<Duration> {
         self.map
             .values()
@@ -256,11 +271,13 @@ impl PathSet {
     }
 
     /// The smallest maximum UDP payload of the paths.
+    #[inline]
     pub(super) fn min_mtu(&self) -> Option<u16> {
         self.map.values().map(|p| p.mtu).min()
     }
 
     /// Path validations in flight: live paths whose current 4-tuple is being validated.
+    #[inline]
     pub(super) fn validations_in_flight(&self) -> usize {
         self.map
             .values()
@@ -269,6 +286,7 @@ impl PathSet {
     }
 
     /// The longest connection ID of the peer that a path sends with (0 without paths).
+    #[inline]
     pub(super) fn max_remote_cid_len(&self) -> usize {
         self.map.values().map(|p| p.remote_cid.len()).max().unwrap_or(0)
     }
@@ -340,6 +358,7 @@ impl PathSet {
     }
 
     /// The earliest time an abandoned path's state may be deleted.
+    #[inline]
     pub(super) fn deletion_deadline(&self) -> Option<Instant> {
         self.map.values().filter_map(|p| p.abandoned_at).min()
     }
@@ -365,11 +384,13 @@ impl PathSet {
     // ----- the PATH_ABANDON queue -----
 
     /// The PATH_ABANDON frame to send next (call [`Self::abandon_frame_sent`] once it is in a packet).
+    #[inline]
     pub(super) fn next_abandon_frame(&self) -> Option<(PathId, VarInt)> {
         self.pending_abandon.last().copied()
     }
 
     /// The frame of [`Self::next_abandon_frame`] went into a packet.
+    #[inline]
     pub(super) fn abandon_frame_sent(&mut self) {
         self.pending_abandon.pop();
     }
@@ -385,6 +406,7 @@ impl PathSet {
     // ----- multipath frames -----
 
     /// Whether connection-level multipath frames wait to be sent.
+    #[inline]
     pub(super) fn has_frames(&self) -> bool {
         !self.pending_abandon.is_empty()
             || self.ids.has_pending_frames()
@@ -510,6 +532,7 @@ impl PathSet {
     // ----- the scheduler's view -----
 
     /// Fills `views` with the scheduler's view of every path, in path-ID order (abandoned ones are marked so).
+    #[inline]
     pub(super) fn fill_views(&self, cc: &dyn CongestionController, now: Instant, views: &mut Vec<PathView>) {
         views.clear();
         views.extend(self.map.values().map(|p| p.view(cc, now)));
@@ -524,22 +547,26 @@ impl PathSet {
     // ----- redundant copies -----
 
     /// The packet being built is not repeated anywhere (yet).
+    #[inline]
     pub(super) fn clear_duplicate_on(&mut self) {
         self.duplicate_on.clear();
     }
 
     /// The STREAM frames of the packet being built are to be repeated on `paths`.
+    #[inline]
     pub(super) fn set_duplicate_on(&mut self, paths: impl IntoIterator<Item = PathId>) {
         self.duplicate_on = paths.into_iter().collect();
     }
 
     /// Whether the packet being built is to be repeated on other paths.
+    #[inline]
     pub(super) fn duplicating(&self) -> bool {
         !self.duplicate_on.is_empty()
     }
 
     /// Queues a copy of `streams` for every path the packet being built is repeated on, keeping at most `cap`
     /// copies (`ConnectionLimits::duplicates`: beyond it the oldest goes; the original is in flight anyway).
+    #[inline]
     pub(super) fn queue_duplicates(&mut self, streams: &Records, cap: usize) {
         for p in std::mem::take(&mut self.duplicate_on) {
             if self.duplicates.len() >= cap {
@@ -550,6 +577,7 @@ impl PathSet {
     }
 
     /// The oldest copy whose path is in the set and `usable`; older copies for other paths are dropped.
+    #[inline]
     pub(super) fn next_duplicate(&mut self, usable: impl Fn(&Path) -> bool) -> Option<(PathId, Records)> {
         while let Some((p, records)) = self.duplicates.pop_front() {
             if self.map.get(&p).is_some_and(&usable) {

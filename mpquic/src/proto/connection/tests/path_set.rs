@@ -338,3 +338,44 @@ fn path_status_numbers_count_up_and_a_lost_one_is_resent_only_while_latest() {
     s.on_status_frame_lost(PathId(1), 1);
     assert!(!s.has_frames());
 }
+
+#[test]
+fn control_and_ack_paths_avoid_abandoned_and_unvalidated_paths() {
+    use crate::proto::connection::AckPathPolicy::{LowestRtt, SamePath};
+    let mut s = set();
+    open(&mut s, 1, 0xB1);
+    open(&mut s, 2, 0xB2);
+    s.get_mut(&PathId(2)).unwrap().validated = true;
+    // Path 0 (the client's validated handshake path) carries the connection's frames.
+    assert_eq!(s.control_path(), PathId(0));
+    // SamePath: a validated path acknowledges on itself, the unvalidated path 1 on the control path.
+    assert_eq!(s.ack_target(PathId(2), SamePath), PathId(2));
+    assert_eq!(s.ack_target(PathId(1), SamePath), PathId(0));
+    // LowestRtt: no RTT sample anywhere, so every validated path has the initial RTT; the lowest ID wins.
+    assert_eq!(s.ack_target(PathId(1), LowestRtt), PathId(0));
+    s.abandon(PathId(0), t0(), Some(VarInt::ZERO)).unwrap();
+    // Path 0 abandoned: the lowest live validated path takes over; path 1 is not validated.
+    assert_eq!(s.control_path(), PathId(2));
+    assert_eq!(s.ack_target(PathId(1), SamePath), PathId(2));
+    assert_eq!(s.ack_target(PathId(0), LowestRtt), PathId(2));
+    assert!(!s.suspect(PathId(2)), "no PTO fired");
+    // Without multipath every path acknowledges on itself.
+    let mut single = PathSet::new(
+        Path::handshake_path(
+            addr(),
+            cid(0xA0),
+            RecoveryConfig::default(),
+            AckConfig::default(),
+            false,
+            1200,
+        ),
+        PathIds::new(Side::Client, None),
+        LocalCids::new(8, ResetKey::new(&[7; 32]), cid(0x10), false).unwrap(),
+        RemoteCids::new(cid(0xA0), 4),
+    );
+    assert_eq!(single.ack_target(PathId(3), SamePath), PathId(3));
+    assert_eq!(
+        single.open(path(1, cid(0xA0))),
+        Err(OpenRefused::NoRemoteCid(PathId(1)))
+    );
+}
