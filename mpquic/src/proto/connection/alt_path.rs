@@ -95,7 +95,7 @@ impl Connection {
         let local = p.local;
         // RFC 9000 §9.6.1: "A client constructs packets using any previously unused active connection ID, taken
         // from either the preferred_address transport parameter or a NEW_CONNECTION_ID frame."
-        let Some(dcid) = self.remote_cids.spare(PathId(0)) else {
+        let Some(dcid) = self.paths.remote_cids.spare(PathId(0)) else {
             return;
         };
         self.start_alt_probe(now, PathId(0), AltKind::Preferred, target, local, dcid);
@@ -103,7 +103,7 @@ impl Connection {
 
     /// A PATH_RESPONSE with `data` arrived: completes the probe that sent it.
     pub(super) fn on_alt_response(&mut self, now: Instant, data: [u8; 8]) {
-        let ids: Vec<_> = self.paths.keys().copied().collect();
+        let ids: Vec<_> = self.paths.id_list();
         for id in ids {
             let Some(p) = self.paths.get_mut(&id) else {
                 continue;
@@ -128,7 +128,7 @@ impl Connection {
                     if old.ip() != alt.remote.ip() {
                         self.restart_congestion(now, id);
                     }
-                    if self.remote_cids.spare(id) == Some(alt.dcid) {
+                    if self.paths.remote_cids.spare(id) == Some(alt.dcid) {
                         self.rotate_remote_cid(id);
                     }
                     self.events.push_back(super::Event::PeerAddressChanged {

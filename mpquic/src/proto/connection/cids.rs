@@ -19,7 +19,7 @@ const MAX_ANNOUNCED_TOKENS: usize = 16;
 impl Connection {
     /// Reports every routing change of our connection IDs to the endpoint.
     pub(super) fn flush_routing_updates(&mut self) {
-        while let Some(u) = self.local_cids.poll_routing_update() {
+        while let Some(u) = self.paths.local_cids.poll_routing_update() {
             self.endpoint_events.push_back(match u {
                 RoutingUpdate::Added { cid, .. } => EndpointEvent::NewCid(cid),
                 RoutingUpdate::Removed { cid } => EndpointEvent::RetiredCid(cid),
@@ -33,28 +33,14 @@ impl Connection {
         if !self.handshake_complete || self.peer_params.is_none() {
             return;
         }
-        // A path ID is in use once a path on it is validated (not while validation may still fail: the path ID
-        // would be consumed with its spares unused).
-        for (id, p) in &self.paths {
-            if p.validated {
-                self.local_cids.mark_in_use(*id);
-            }
-        }
         let rng = &mut self.rng;
-        self.local_cids.replenish(&self.path_ids, &mut |b| rng.fill(b));
+        self.paths.issue_local_cids(&mut |b| rng.fill(b));
         self.flush_routing_updates();
     }
 
     /// Points every path at the peer's current connection ID for it.
     pub(super) fn sync_remote_cids(&mut self) {
-        for p in self.paths.values_mut() {
-            if let Some(cid) = self.remote_cids.current(p.id) {
-                if cid != p.remote_cid {
-                    p.remote_cid = cid;
-                }
-                self.remote_cids.start_using(p.id);
-            }
-        }
+        self.paths.sync_remote_cids();
         self.announce_reset_tokens();
     }
 
@@ -64,7 +50,7 @@ impl Connection {
         let Some(remote) = self.paths.get(&PathId(0)).map(|p| p.remote) else {
             return;
         };
-        let tokens: Vec<_> = self.remote_cids.reset_tokens().collect();
+        let tokens: Vec<_> = self.paths.remote_cids.reset_tokens().collect();
         for token in tokens {
             if !self.announced_tokens.contains(&token) {
                 if self.announced_tokens.len() >= MAX_ANNOUNCED_TOKENS {
@@ -79,7 +65,8 @@ impl Connection {
 
     /// NEW_CONNECTION_ID (or its PATH_ variant) from the peer.
     pub(super) fn on_new_cid_frame(&mut self, f: &NewConnectionId<'_>) -> Result<(), TransportError> {
-        self.remote_cids.handle_new_cid(f, &self.path_ids)?;
+        let set = &mut self.paths;
+        set.remote_cids.handle_new_cid(f, &set.ids)?;
         self.sync_remote_cids();
         Ok(())
     }
@@ -91,8 +78,9 @@ impl Connection {
         dcid: &ConnectionId,
     ) -> Result<(), TransportError> {
         let rng = &mut self.rng;
-        self.local_cids
-            .handle_retire(f, dcid, &self.path_ids, &mut |b| rng.fill(b))?;
+        let set = &mut self.paths;
+        set.local_cids
+            .handle_retire(f, dcid, &set.ids, &mut |b| rng.fill(b))?;
         self.flush_routing_updates();
         Ok(())
     }
@@ -100,7 +88,7 @@ impl Connection {
     /// Switches `path` to the next connection ID the peer gave us, retiring the one in use (RFC 9000 §5.1.2),
     /// e.g. before migrating. Returns `false` if the peer gave us no spare connection ID.
     pub fn rotate_remote_cid(&mut self, path: PathId) -> bool {
-        let rotated = self.remote_cids.rotate(path).is_some();
+        let rotated = self.paths.remote_cids.rotate(path).is_some();
         if rotated {
             self.sync_remote_cids();
         }
@@ -114,7 +102,7 @@ impl Connection {
             return false;
         }
         let rng = &mut self.rng;
-        let rotated = self.local_cids.rotate(path, &mut |b| rng.fill(b));
+        let rotated = self.paths.local_cids.rotate(path, &mut |b| rng.fill(b));
         self.flush_routing_updates();
         rotated
     }
@@ -122,7 +110,7 @@ impl Connection {
     /// The connection ID the peer currently uses to reach us is one of these (tests, diagnostics): our active
     /// connection IDs of `path`.
     pub fn local_cids(&self, path: PathId) -> Vec<ConnectionId> {
-        self.local_cids.active(path).map(|(_, c)| c).collect()
+        self.paths.local_cids.active(path).map(|(_, c)| c).collect()
     }
 
     /// The connection ID we send to on `path`.
@@ -132,7 +120,7 @@ impl Connection {
 
     /// How many connection IDs the peer gave us for `path` (including the one in use).
     pub fn remote_cid_count(&self, path: PathId) -> usize {
-        self.remote_cids.active_count(path)
+        self.paths.remote_cids.active_count(path)
     }
 
     /// Writes pending NEW_CONNECTION_ID and RETIRE_CONNECTION_ID frames.
@@ -143,20 +131,20 @@ impl Connection {
         records: &mut Records,
         ack_eliciting: &mut bool,
     ) {
-        while let Some(issued) = self.local_cids.next_pending() {
+        while let Some(issued) = self.paths.local_cids.next_pending() {
             let frame = Frame::NewConnectionId(issued.frame());
             if frame.encoded_len() > end.saturating_sub(buf.len()) {
                 break;
             }
             frame.encode(buf);
-            self.local_cids.on_sent(issued.path_id, issued.sequence);
+            self.paths.local_cids.on_sent(issued.path_id, issued.sequence);
             records.push(FrameRecord::NewCid {
                 path: issued.path_id,
                 seq: issued.sequence,
             });
             *ack_eliciting = true;
         }
-        while let Some(retire) = self.remote_cids.next_retire() {
+        while let Some(retire) = self.paths.remote_cids.next_retire() {
             let frame = Frame::RetireConnectionId(retire);
             if frame.encoded_len() > end.saturating_sub(buf.len()) {
                 break;
@@ -164,7 +152,7 @@ impl Connection {
             frame.encode(buf);
             let path = retire.path_id.unwrap_or(PathId(0));
             let seq = retire.sequence.into_inner();
-            self.remote_cids.on_retire_sent(path, seq);
+            self.paths.remote_cids.on_retire_sent(path, seq);
             records.push(FrameRecord::RetireCid { path, seq });
             *ack_eliciting = true;
         }
@@ -172,6 +160,6 @@ impl Connection {
 
     /// Whether CID frames wait to be sent.
     pub(super) fn has_cid_frames(&self) -> bool {
-        self.local_cids.next_pending().is_some() || self.remote_cids.next_retire().is_some()
+        self.paths.local_cids.next_pending().is_some() || self.paths.remote_cids.next_retire().is_some()
     }
 }

@@ -7,7 +7,6 @@ use bytes::Bytes;
 
 use crate::proto::coding::VarInt;
 use crate::proto::error::{TransportError, TransportErrorCode};
-use crate::proto::recovery::SpaceId;
 
 use super::{Connection, ConnectionError, EndpointEvent, Event};
 
@@ -82,11 +81,7 @@ impl Connection {
 
     /// The largest current PTO across paths.
     pub(super) fn largest_pto(&self) -> std::time::Duration {
-        self.paths
-            .values()
-            .map(|p| p.recovery.pto(SpaceId::Data))
-            .max()
-            .unwrap_or_default()
+        self.paths.largest_pto()
     }
 
     /// Three times the largest current PTO across paths: the closing and draining period.

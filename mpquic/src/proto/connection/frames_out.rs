@@ -75,7 +75,7 @@ impl Connection {
                         }
                     }
                 },
-                FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_acked(path, seq),
+                FrameRecord::RetireCid { path, seq } => self.paths.remote_cids.on_retire_acked(path, seq),
                 FrameRecord::Crypto { .. }
                 | FrameRecord::PathAbandon { .. }
                 | FrameRecord::MaxPathId(_)
@@ -102,12 +102,12 @@ impl Connection {
                 }
                 FrameRecord::HandshakeDone => self.handshake_done_pending = true,
                 FrameRecord::NewToken => self.on_new_token_lost(),
-                FrameRecord::NewCid { path, seq } => self.local_cids.on_lost(path, seq),
-                FrameRecord::RetireCid { path, seq } => self.remote_cids.on_retire_lost(path, seq),
-                FrameRecord::PathAbandon { path, code } => self.pending_abandon.push((path, code)),
-                FrameRecord::MaxPathId(max) => self.path_ids.on_max_path_id_lost(max),
-                FrameRecord::PathsBlocked(max) => self.path_ids.on_paths_blocked_lost(max),
-                FrameRecord::PathStatus { path, seq } => self.on_path_status_lost(path, seq),
+                FrameRecord::NewCid { path, seq } => self.paths.local_cids.on_lost(path, seq),
+                FrameRecord::RetireCid { path, seq } => self.paths.remote_cids.on_retire_lost(path, seq),
+                FrameRecord::PathAbandon { path, code } => self.paths.on_abandon_frame_lost(path, code),
+                FrameRecord::MaxPathId(max) => self.paths.ids.on_max_path_id_lost(max),
+                FrameRecord::PathsBlocked(max) => self.paths.ids.on_paths_blocked_lost(max),
+                FrameRecord::PathStatus { path, seq } => self.paths.on_status_frame_lost(path, seq),
                 FrameRecord::Ack { .. } => {}
             }
         }

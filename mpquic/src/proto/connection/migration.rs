@@ -224,7 +224,7 @@ impl Connection {
 
     /// Fires the path-validation timers due at `now`.
     pub(super) fn on_validation_timeout(&mut self, now: Instant) {
-        let ids: Vec<_> = self.paths.keys().copied().collect();
+        let ids: Vec<_> = self.paths.id_list();
         let mut failed = Vec::new();
         for id in ids {
             let mut fresh = [0u8; 8];
@@ -373,7 +373,7 @@ impl Connection {
         }
         // RFC 9000 §9.5: "An endpoint MUST NOT reuse a connection ID when sending from more than one local
         // address".
-        if self.remote_cids.active_count(PathId(0)) < 2 || !self.rotate_remote_cid(PathId(0)) {
+        if self.paths.remote_cids.active_count(PathId(0)) < 2 || !self.rotate_remote_cid(PathId(0)) {
             return Err(MigrateError::NoConnectionId);
         }
         if let Some(p) = self.paths.get_mut(&PathId(0)) {
@@ -415,10 +415,7 @@ impl Connection {
     /// Path validations in flight: live paths whose current 4-tuple is being validated
     /// (`ConnectionLimits::path_validations` caps those started for new paths).
     pub fn validations_in_flight(&self) -> usize {
-        self.paths
-            .values()
-            .filter(|p| p.challenge.is_some() && p.abandoned_at.is_none())
-            .count()
+        self.paths.validations_in_flight()
     }
 
     /// Whether a path validation is in progress on `path`.

@@ -7,7 +7,9 @@
 //! - drain [`Connection::poll_event`] (application) and [`Connection::poll_endpoint_event`] (endpoint).
 //!
 //! Time (`now`) and randomness (the seed in the constructor) are inputs. Work is split by concern:
-//! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `recv` (datagram →
+//! [`spaces`](self) (Initial/Handshake spaces, CRYPTO streams), `paths` (per-path state), `path_set` (the set
+//! of paths with their path IDs and connection IDs, the PATH_ABANDON queue, redundant copies, the scheduler's
+//! view, and the invariants that hold across paths), `recv` (datagram →
 //! packets → frames), `send` (packet assembly and coalescing), `frames_out` (frame records), `timers`, `close`
 //! (closing and draining), `events`, `cids` (connection IDs issued and received, routing updates), `retry`
 //! (client Retry handling, NEW_TOKEN), `probes` (PTO probes that repeat in-flight data), `ecn` (ECT(0)
@@ -31,6 +33,7 @@ mod injected;
 mod migration;
 mod mtu;
 mod multipath;
+mod path_set;
 mod paths;
 mod pmtud;
 mod probes;
@@ -46,7 +49,7 @@ mod timers;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -216,18 +219,13 @@ pub struct Connection {
     /// CRYPTO streams of Initial, Handshake and 1-RTT.
     crypto: [CryptoStream; 3],
     one_rtt: Option<Box<OneRttKeys>>,
-    paths: BTreeMap<PathId, Path>,
+    /// The paths, their path IDs and connection IDs, the PATH_ABANDON queue and redundant copies (`path_set`).
+    paths: path_set::PathSet,
     cc: Box<dyn CongestionController>,
     sched: Box<dyn Scheduler>,
     streams: Streams,
     /// Our handshake Source Connection ID (long headers).
     local_cid: ConnectionId,
-    /// The connection IDs we issued.
-    local_cids: crate::proto::cid::LocalCids,
-    /// The connection IDs the peer issued.
-    remote_cids: crate::proto::cid::RemoteCids,
-    /// Path-ID bookkeeping (path 0 only until multipath is negotiated).
-    path_ids: crate::proto::cid::PathIds,
     /// Reset tokens already reported to the endpoint.
     announced_tokens: Vec<crate::proto::packet::ResetToken>,
     /// Client: the DCID of its first Initial; server: the DCID the client chose.
@@ -260,14 +258,8 @@ pub struct Connection {
     stats: ConnectionStats,
     /// The latest `now` seen by `handle_timeout` (for pacing queries in `poll_timeout`).
     last_now: Instant,
-    /// Redundant scheduling: the paths the STREAM frames of the packet being built are repeated on.
-    duplicate_on: Vec<PathId>,
     /// What the connection keeps of its conversation with the scheduler (`scheduling`).
     sched_state: scheduling::SchedState,
-    /// STREAM frames to repeat on another path (redundant scheduling), oldest first.
-    duplicates: VecDeque<(PathId, frames_out::Records)>,
-    /// PATH_ABANDON frames to send: (path, error code).
-    pending_abandon: Vec<(PathId, VarInt)>,
     /// Raw frames injected by unit tests to break the protocol on purpose (nothing outside `cfg(test)`).
     injected: injected::InjectedFrames,
     /// Retry and address-validation tokens.
@@ -472,8 +464,6 @@ impl Connection {
         if new.address_validated {
             path.validated = true;
         }
-        let mut paths = BTreeMap::new();
-        paths.insert(PathId(0), path);
         let mut streams = Streams::new(new.side, new.config.streams.clone());
         streams.set_remembered_stops(new.config.limits.remembered_stops);
         streams.set_max_recv_fragments(new.config.limits.recv_fragments);
@@ -481,6 +471,7 @@ impl Connection {
         let remote_cids = crate::proto::cid::RemoteCids::new(new.remote_cid, LOCAL_CID_LIMIT);
         let mut path_ids = crate::proto::cid::PathIds::new(new.side, local_params.initial_max_path_id);
         path_ids.set_max_states(new.config.limits.max_paths());
+        let paths = path_set::PathSet::new(path, path_ids, local_cids, remote_cids);
         let qlog = Self::qlog_open(&new, &local_params);
         Ok(Connection {
             side: new.side,
@@ -495,9 +486,6 @@ impl Connection {
             sched,
             streams,
             local_cid: new.local_cid,
-            local_cids,
-            remote_cids,
-            path_ids,
             announced_tokens: Vec::new(),
             orig_dcid: new.orig_dcid,
             local_params,
@@ -520,10 +508,7 @@ impl Connection {
             stats: ConnectionStats::default(),
             last_now: new.now,
             injected: injected::InjectedFrames::default(),
-            pending_abandon: Vec::new(),
-            duplicate_on: Vec::new(),
             sched_state: scheduling::SchedState::default(),
-            duplicates: VecDeque::new(),
             early: early_data::EarlyData::default(),
             qlog,
             reinject: reinject::ReinjectState::default(),
@@ -581,7 +566,7 @@ impl Connection {
 
     /// The paths of the connection, in path-ID order.
     pub fn paths(&self) -> Vec<PathId> {
-        self.paths.keys().copied().collect()
+        self.paths.id_list()
     }
 
     /// Statistics of one path: its window and bytes in flight, RTT estimates, traffic counters and the
@@ -795,7 +780,7 @@ impl Connection {
     }
 
     fn paths_dcid_len(&self) -> usize {
-        self.paths.values().map(|p| p.remote_cid.len()).max().unwrap_or(0)
+        self.paths.max_remote_cid_len()
     }
 
     /// Forces a key update now (for tests and applications that rotate keys on their own schedule).
@@ -866,21 +851,23 @@ impl Connection {
             }
         }
         self.streams.set_peer_params(&params);
-        self.path_ids.set_peer_initial(params.initial_max_path_id);
-        let multipath = self.path_ids.multipath();
+        self.paths.ids.set_peer_initial(params.initial_max_path_id);
+        let multipath = self.paths.ids.multipath();
         if let Some(observed) = observed {
             crate::proto::transport_params::check_multipath_cids(&params, &self.local_cid, &observed)?;
         }
-        self.local_cids
+        self.paths
+            .local_cids
             .set_peer_params(params.active_connection_id_limit.into_inner(), multipath);
-        self.remote_cids.set_multipath(multipath);
+        self.paths.remote_cids.set_multipath(multipath);
         if self.side == Side::Client {
             if let Some(t) = params.stateless_reset_token {
-                self.remote_cids.set_initial_reset_token(t);
+                self.paths.remote_cids.set_initial_reset_token(t);
             }
             if let Some(pa) = &params.preferred_address {
                 // RFC 9000 §5.1.1: the preferred_address connection ID has sequence number 1.
-                self.remote_cids
+                self.paths
+                    .remote_cids
                     .insert_preferred_address(pa.connection_id, pa.stateless_reset_token);
             }
         }

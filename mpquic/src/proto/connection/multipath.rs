@@ -1,7 +1,8 @@
 //! Multipath (draft-ietf-quic-multipath-21): negotiation through initial_max_path_id, the path a datagram
 //! belongs to (the path ID of its Destination Connection ID), paths the client opens
 //! ([`Connection::open_path`]) and the server learns of, and the multipath frames that concern path IDs
-//! (PATH_ACK is handled with ACK; the connection-ID frames in `cids`).
+//! (PATH_ACK is handled with ACK; the connection-ID frames in `cids`; the PATH_ABANDON, MAX_PATH_ID,
+//! PATHS_BLOCKED and PATH_STATUS frames we send are written by `path_set`).
 //!
 //! Once multipath is negotiated every 1-RTT packet of a path uses that path's packet-number space and the
 //! path ID in its AEAD nonce, and acknowledgements are PATH_ACK frames (sent on the path they acknowledge).
@@ -23,7 +24,7 @@ use super::paths::Path;
 impl Connection {
     /// Whether both sides sent initial_max_path_id (draft-ietf-quic-multipath-21 §2).
     pub fn multipath(&self) -> bool {
-        self.path_ids.multipath()
+        self.paths.ids.multipath()
     }
 
     /// The path ID a datagram's first packet names: the path of a short header's Destination Connection ID;
@@ -39,7 +40,7 @@ impl Connection {
         let len = self.local_cid.len();
         data.get(1..1 + len)
             .and_then(crate::proto::packet::ConnectionId::new)
-            .and_then(|cid| self.local_cids.lookup(&cid))
+            .and_then(|cid| self.paths.local_cids.lookup(&cid))
             .map_or(PathId(0), |info| info.path_id)
     }
 
@@ -53,20 +54,21 @@ impl Connection {
         remote: SocketAddr,
         local: Option<SocketAddr>,
     ) -> bool {
-        if self.side != Side::Server || !self.multipath() || self.paths.contains_key(&id) {
+        if self.side != Side::Server || !self.multipath() || self.paths.contains(&id) {
             return false;
         }
         // draft-ietf-quic-multipath-21 §2: a path ID above our maximum is never granted (we issued no
         // connection ID for it; frames naming it are a PROTOCOL_VIOLATION in `check_frame_path`).
-        if self.path_ids.is_abandoned(id) || id > self.path_ids.local_max() {
+        if self.paths.ids.is_abandoned(id) || id > self.paths.ids.local_max() {
             return false;
         }
         // draft-ietf-quic-multipath-21 §3: a path needs connection IDs from both sides.
-        let Some(remote_cid) = self.remote_cids.current(id) else {
+        let Some(remote_cid) = self.paths.remote_cids.current(id) else {
             return false;
         };
-        self.insert_path(now, id, remote, local, remote_cid, false);
-        self.remote_cids.start_using(id);
+        if !self.insert_path(now, id, remote, local, remote_cid) {
+            return false;
+        }
         // `ConnectionLimits::path_validations`: at the cap our validation of the path waits for a slot
         // (draft-ietf-quic-multipath-21 §5: pace concurrent validations). Meanwhile the path only answers the
         // client's PATH_CHALLENGE and acknowledges, within the 3× anti-amplification limit (RFC 9000 §8.1).
@@ -104,17 +106,18 @@ impl Connection {
         if in_flight >= self.config.limits.path_validations() {
             return Err(OpenPathError::ValidationsInProgress(in_flight));
         }
-        let remote_cids = &self.remote_cids;
-        let local_cids = &self.local_cids;
-        let id = self
-            .path_ids
+        let set = &mut self.paths;
+        let (remote_cids, local_cids) = (&set.remote_cids, &set.local_cids);
+        let id = set
+            .ids
             .open_path(|p| remote_cids.has_cids(p) && local_cids.has_cids(p))?;
-        let remote_cid = self
+        let remote_cid = set
             .remote_cids
             .current(id)
             .ok_or(OpenPathError::NoConnectionIds(id))?;
-        self.insert_path(now, id, remote, local, remote_cid, false);
-        self.remote_cids.start_using(id);
+        if !self.insert_path(now, id, remote, local, remote_cid) {
+            return Err(OpenPathError::NoConnectionIds(id));
+        }
         if let Some(p) = self.paths.get_mut(&id) {
             p.status = status;
         }
@@ -123,6 +126,9 @@ impl Connection {
         Ok(id)
     }
 
+    /// Adds the unvalidated path `id` to `remote` with the peer's connection ID `remote_cid` (its current one
+    /// for `id`), and tells the controller and the scheduler. `false` if the set refused it (see
+    /// [`PathSet::open`](super::path_set::PathSet::open)).
     fn insert_path(
         &mut self,
         now: Instant,
@@ -130,8 +136,7 @@ impl Connection {
         remote: SocketAddr,
         local: Option<SocketAddr>,
         remote_cid: crate::proto::packet::ConnectionId,
-        validated: bool,
-    ) {
+    ) -> bool {
         let mtu = self.config.max_udp_payload;
         let mut recovery = PathRecovery::new(id, self.config.recovery);
         if let Some(mad) = self.peer_params.as_ref().map(|pp| pp.max_ack_delay.into_inner()) {
@@ -145,18 +150,22 @@ impl Connection {
             recovery,
             self.config.ack,
             is_server,
-            validated,
+            false,
             mtu,
         );
         p.local = local;
+        if let Err(e) = self.paths.open(p) {
+            tracing::debug!(path = id.0, "path not added: {e}");
+            return false;
+        }
         self.cc.on_path_added(id, now, mtu);
         self.sched.on_path_event(&PathEvent::Added(id));
-        self.paths.insert(id, p);
+        true
     }
 
     /// PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP from the peer.
     pub(super) fn on_path_status_frame(&mut self, f: &PathStatusFrame) -> Result<(), TransportError> {
-        let PathDisposition::Process(id) = self.path_ids.check_frame_path(Some(f.path_id), f.ty())? else {
+        let PathDisposition::Process(id) = self.paths.ids.check_frame_path(Some(f.path_id), f.ty())? else {
             return Ok(());
         };
         let Some(p) = self.paths.get_mut(&id) else {
@@ -184,21 +193,21 @@ impl Connection {
 
     /// MAX_PATH_ID from the peer: more path IDs may get connection IDs.
     pub(super) fn on_max_path_id_frame(&mut self, max: PathId) -> Result<(), TransportError> {
-        self.path_ids.handle_max_path_id(max)?;
+        self.paths.ids.handle_max_path_id(max)?;
         self.issue_cids();
         Ok(())
     }
 
     /// PATHS_BLOCKED from the peer (informational, checked).
     pub(super) fn on_paths_blocked_frame(&mut self, max: PathId) -> Result<(), TransportError> {
-        self.path_ids.handle_paths_blocked(max)?;
+        self.paths.ids.handle_paths_blocked(max)?;
         Ok(())
     }
 
     /// PATH_CIDS_BLOCKED from the peer (informational, checked).
     pub(super) fn on_path_cids_blocked_frame(&mut self, f: &PathCidsBlocked) -> Result<(), TransportError> {
-        let next = self.local_cids.next_sequence(f.path_id);
-        self.path_ids.check_path_cids_blocked(f, next)?;
+        let next = self.paths.local_cids.next_sequence(f.path_id);
+        self.paths.ids.check_path_cids_blocked(f, next)?;
         Ok(())
     }
 }
@@ -232,29 +241,17 @@ impl Connection {
         if !self.multipath() {
             return Err(ClosePathError::NotNegotiated);
         }
-        if self.paths.get(&path).is_none_or(|p| p.abandoned_at.is_some()) {
+        if !self.paths.is_live(&path) {
             return Err(ClosePathError::UnknownPath);
         }
         // Another path must be able to carry the connection: abandoning the only validated path while the
         // others are still being validated would leave nothing to send on (and the peer, if our PATH_ABANDON
         // reaches it first, closes the connection: draft-ietf-quic-multipath-21 §3).
-        if !self
-            .paths
-            .values()
-            .any(|p| p.id != path && p.abandoned_at.is_none() && p.validated)
-        {
+        if !self.paths.other_validated(path) {
             return Err(ClosePathError::LastPath);
         }
         self.abandon_path(now, path, Some(error_code));
         Ok(())
-    }
-
-    /// Paths not abandoned.
-    pub(super) fn live_paths(&self) -> impl Iterator<Item = PathId> + '_ {
-        self.paths
-            .values()
-            .filter(|p| p.abandoned_at.is_none())
-            .map(|p| p.id)
     }
 
     /// PATH_ABANDON from the peer: we answer with our own (draft-ietf-quic-multipath-21 §3: "The receiver
@@ -265,15 +262,15 @@ impl Connection {
         f: &crate::proto::frame::PathAbandon,
     ) -> Result<(), TransportError> {
         let crate::proto::cid::PathDisposition::Process(id) = self
-            .path_ids
+            .paths
+            .ids
             .check_frame_path(Some(f.path_id), crate::proto::frame::FrameType::PATH_ABANDON)?
         else {
             return Ok(());
         };
         let Some(p) = self.paths.get(&id) else {
             // A path we never used: its ID is consumed all the same, and there is no state to linger.
-            self.consume_path_id(id);
-            self.path_ids.release();
+            self.paths.consume_unopened(id);
             self.issue_cids();
             return Ok(());
         };
@@ -281,7 +278,7 @@ impl Connection {
             return Ok(());
         }
         self.abandon_path(now, id, Some(crate::proto::coding::VarInt::ZERO));
-        if self.live_paths().next().is_none() {
+        if self.paths.live().next().is_none() {
             // draft-ietf-quic-multipath-21 §3: "If the last path is abandoned, the receiver SHOULD send
             // CONNECTION_CLOSE".
             self.close_with_error(
@@ -299,7 +296,7 @@ impl Connection {
     /// frame still in flight on it is queued again, so that the scheduler moves it to the working paths
     /// (Linux MPTCP's reinjection); whatever the failed path later delivers is acknowledged twice at worst.
     pub(super) fn reinject_if_failed(&mut self, path: PathId) {
-        if !self.path_suspect(path) {
+        if !self.paths.suspect(path) {
             return;
         }
         let in_flight = self.outstanding_records(path, crate::proto::recovery::SpaceId::Data, usize::MAX);
@@ -308,23 +305,9 @@ impl Connection {
         }
     }
 
-    /// Whether `path` counts as potentially failed (consecutive PTOs) while another validated path is alive:
-    /// its data goes elsewhere, and its PTO probes carry no data (they only test it).
-    pub(super) fn path_suspect(&self, path: PathId) -> bool {
-        let others = self
-            .paths
-            .values()
-            .any(|p| p.id != path && p.abandoned_at.is_none() && p.validated);
-        others
-            && self
-                .paths
-                .get(&path)
-                .is_some_and(|p| p.recovery.pto_count() >= super::paths::POTENTIALLY_FAILED_PTOS)
-    }
-
     /// Path validation of `id` failed: abandon it with PATH_UNSTABLE_OR_POOR, unless it is the last path.
     pub(super) fn abandon_unvalidated_path(&mut self, now: Instant, id: PathId) {
-        if self.live_paths().any(|p| p != id) {
+        if self.paths.live().any(|p| p != id) {
             self.abandon_path(
                 now,
                 id,
@@ -339,17 +322,9 @@ impl Connection {
 
     fn abandon_path(&mut self, now: Instant, id: PathId, frame: Option<crate::proto::coding::VarInt>) {
         let three_pto = self.three_pto();
-        let Some(p) = self.paths.get_mut(&id) else {
+        let Some(lost) = self.paths.abandon(id, now + three_pto, frame) else {
             return;
         };
-        p.abandoned_at = Some(now + three_pto);
-        p.challenge = None;
-        p.alt = None;
-        p.path_response = None;
-        let lost = p.recovery.abandon();
-        if let Some(code) = frame {
-            self.pending_abandon.push((id, code));
-        }
         // "Packets still unacknowledged when path state is deleted count as lost": their frames go to the
         // surviving paths.
         self.qlog_packets_lost(now, id, &lost, Some(super::qlog::PATH_ABANDONED));
@@ -357,7 +332,6 @@ impl Connection {
         for r in lost {
             self.on_records_lost(r.frames);
         }
-        self.consume_path_id(id);
         self.start_deferred_validations(now);
         self.cc.on_path_removed(id);
         self.sched.on_path_event(&PathEvent::Abandoned(id));
@@ -365,33 +339,16 @@ impl Connection {
         self.issue_cids();
     }
 
-    /// Path `id` is used up for good: no more connection IDs for it from either side (path IDs are never
-    /// reused, draft-ietf-quic-multipath-21 §3).
-    fn consume_path_id(&mut self, id: PathId) {
-        self.path_ids.abandon(id);
-        self.local_cids.abandon(id);
-        self.remote_cids.abandon(id);
-    }
-
     /// The earliest time an abandoned path's state may be deleted.
     pub(super) fn abandoned_path_timeout(&self) -> Option<Instant> {
-        self.paths.values().filter_map(|p| p.abandoned_at).min()
+        self.paths.deletion_deadline()
     }
 
     /// Deletes abandoned paths whose 3 PTO have passed.
     pub(super) fn on_abandoned_path_timeout(&mut self, now: Instant) {
-        let due: Vec<_> = self
-            .paths
-            .values()
-            .filter(|p| p.abandoned_at.is_some_and(|t| now >= t))
-            .map(|p| p.id)
-            .collect();
+        let due = self.paths.remove_expired(now);
+        self.flush_routing_updates();
         for &id in &due {
-            self.paths.remove(&id);
-            // `ConnectionLimits::max_paths`: a path state is gone, so one more path ID may be granted.
-            self.path_ids.release();
-            self.local_cids.forget_path(id);
-            self.flush_routing_updates();
             self.sched.on_path_event(&PathEvent::Removed(id));
             self.events.push_back(super::Event::PathClosed { path: id });
         }
@@ -429,95 +386,6 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&path) {
             p.packets_lost += lost.len() as u64;
             p.bytes_lost += lost.iter().map(|r| u64::from(r.size)).sum::<u64>();
-        }
-    }
-
-    /// Whether connection-level multipath frames wait to be sent.
-    pub(super) fn has_multipath_frames(&self) -> bool {
-        !self.pending_abandon.is_empty()
-            || self.path_ids.has_pending_frames()
-            || self
-                .paths
-                .values()
-                .any(|p| p.status_pending && p.abandoned_at.is_none())
-    }
-
-    /// Writes PATH_ABANDON, MAX_PATH_ID, PATHS_BLOCKED and PATH_STATUS frames that wait, within `end`.
-    pub(super) fn write_multipath_frames(
-        &mut self,
-        buf: &mut Vec<u8>,
-        end: usize,
-        records: &mut super::frames_out::Records,
-        ack_eliciting: &mut bool,
-    ) {
-        use super::frames_out::FrameRecord;
-        use crate::proto::frame::Frame;
-        let fits = |f: &Frame<'_>, buf: &Vec<u8>| f.encoded_len() <= end.saturating_sub(buf.len());
-        while let Some((path, code)) = self.pending_abandon.last().copied() {
-            let f = Frame::PathAbandon(crate::proto::frame::PathAbandon {
-                path_id: path,
-                error_code: code,
-            });
-            if !fits(&f, buf) {
-                return;
-            }
-            self.pending_abandon.pop();
-            f.encode(buf);
-            records.push(FrameRecord::PathAbandon { path, code });
-            *ack_eliciting = true;
-        }
-        if let Some(max) = self.path_ids.poll_max_path_id() {
-            let f = Frame::MaxPathId(max);
-            if !fits(&f, buf) {
-                self.path_ids.on_max_path_id_lost(max);
-                return;
-            }
-            f.encode(buf);
-            records.push(FrameRecord::MaxPathId(max));
-            *ack_eliciting = true;
-        }
-        if let Some(max) = self.path_ids.poll_paths_blocked() {
-            let f = Frame::PathsBlocked(max);
-            if !fits(&f, buf) {
-                self.path_ids.on_paths_blocked_lost(max);
-                return;
-            }
-            f.encode(buf);
-            records.push(FrameRecord::PathsBlocked(max));
-            *ack_eliciting = true;
-        }
-        for p in self.paths.values_mut() {
-            if !p.status_pending || p.abandoned_at.is_some() {
-                continue;
-            }
-            // draft-ietf-quic-multipath-21 §3: one sequence-number space per path, strictly increasing.
-            let sequence = p.status_seq_out;
-            let f = Frame::PathStatus(PathStatusFrame {
-                path_id: p.id,
-                sequence: crate::proto::coding::VarInt::from_u64(sequence)
-                    .unwrap_or(crate::proto::coding::VarInt::MAX),
-                available: p.status == PathStatus::Available,
-            });
-            if !fits(&f, buf) {
-                return;
-            }
-            f.encode(buf);
-            p.status_seq_out += 1;
-            p.status_pending = false;
-            records.push(FrameRecord::PathStatus {
-                path: p.id,
-                seq: sequence,
-            });
-            *ack_eliciting = true;
-        }
-    }
-
-    /// A PATH_STATUS frame with `seq` for `path` was lost: "after loss, resend only if still the latest status".
-    pub(super) fn on_path_status_lost(&mut self, path: PathId, seq: u64) {
-        if let Some(p) = self.paths.get_mut(&path) {
-            if p.abandoned_at.is_none() && p.status_seq_out == seq + 1 {
-                p.status_pending = true;
-            }
         }
     }
 }

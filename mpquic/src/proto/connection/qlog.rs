@@ -479,7 +479,8 @@ impl Connection {
 
     fn qlog_sync_paths(&self, q: &mut Qlog, now: Instant) {
         let count_in_flight = q.prev_call != Call::Transmit;
-        for (id, p) in &self.paths {
+        for p in self.paths.values() {
+            let id = &p.id;
             let rtt = p.recovery.rtt();
             let snap = PathSnap {
                 validated: p.validated,
@@ -551,7 +552,7 @@ impl Connection {
         let gone: Vec<(PathId, SocketAddr)> = q
             .paths
             .iter()
-            .filter(|(id, _)| !self.paths.contains_key(id))
+            .filter(|(id, _)| !self.paths.contains(id))
             .map(|(id, s)| (*id, s.remote))
             .collect();
         for (id, remote) in gone {

@@ -72,7 +72,7 @@ impl Connection {
         self.last_now = now;
         let path_id = self.datagram_path(&data);
         let len = data.len() as u64;
-        if !self.paths.contains_key(&path_id) && !self.accept_new_path(now, path_id, remote, local) {
+        if !self.paths.contains(&path_id) && !self.accept_new_path(now, path_id, remote, local) {
             // A path we abandoned or never heard of (a client learns of no path it did not open).
             self.stats.packets_dropped += 1;
             return;
@@ -191,7 +191,7 @@ impl Connection {
         // Datagrams shorter than the smallest Stateless Reset (21 bytes) have no `tail`; every token is compared
         // in constant time.
         let mut found = false;
-        for t in self.remote_cids.reset_tokens() {
+        for t in self.paths.remote_cids.reset_tokens() {
             found |= t.ct_eq(&tail);
         }
         if found {
@@ -212,7 +212,7 @@ impl Connection {
             return Ok(());
         }
         let dcid = *pd.dcid();
-        let dcid_ok = self.local_cids.lookup(&dcid).is_some()
+        let dcid_ok = self.paths.local_cids.lookup(&dcid).is_some()
             || (self.side == crate::proto::transport_params::Side::Server
                 && Some(*pd.dcid()) == self.tokens.initial_dcid);
         if !dcid_ok {
@@ -257,10 +257,9 @@ impl Connection {
         if self.side == crate::proto::transport_params::Side::Client && level == Level::Initial {
             // RFC 9000 §7.2: "the client MUST change the Destination Connection ID it uses for sending packets
             // in response to only the first received Initial or Retry packet."
-            if let (Some(scid), Some(p)) = (header.scid, self.paths.get_mut(&path_id)) {
+            if let Some(scid) = header.scid.filter(|_| self.paths.contains(&path_id)) {
                 if self.stats.packets_received == 1 {
-                    p.remote_cid = scid;
-                    self.remote_cids.set_initial(scid);
+                    self.paths.set_initial_remote_cid(path_id, scid);
                 }
             }
         }
@@ -515,7 +514,7 @@ impl Connection {
                 // draft-ietf-quic-multipath-21 §2: PATH_ACK acknowledges one path's packets and may travel on any
                 // path; a plain ACK in 1-RTT means path 0. Unknown or abandoned paths: ignored.
                 let _ = path_id;
-                match self.path_ids.check_frame_path(ack.path_id, ack.ty())? {
+                match self.paths.ids.check_frame_path(ack.path_id, ack.ty())? {
                     crate::proto::cid::PathDisposition::Process(p) => (SpaceId::Data, p),
                     crate::proto::cid::PathDisposition::Ignore => return Ok(()),
                 }
@@ -536,13 +535,7 @@ impl Connection {
         self.streams.set_rtt(srtt);
         // The Linux window policy measures the reader over the largest smoothed RTT of the live paths with a
         // sample, as MPTCP's receive-buffer autotuning does over its subflows (`mptcp_rcv_space_adjust`).
-        let slowest = self
-            .paths
-            .values()
-            .filter(|p| p.abandoned_at.is_none() && p.recovery.rtt().has_sample())
-            .map(|p| p.recovery.rtt().smoothed())
-            .max()
-            .unwrap_or(srtt);
+        let slowest = self.paths.slowest_live_srtt().unwrap_or(srtt);
         self.streams.set_sizing_rtt(slowest);
         if level == Level::OneRtt {
             if let Some(keys) = self.one_rtt.as_mut() {

@@ -239,8 +239,7 @@ impl Connection {
     fn reinject_target(&self, holder: Option<PathId>, now: Instant) -> Target {
         let best = self
             .paths
-            .keys()
-            .copied()
+            .ids()
             .filter(|p| Some(*p) != holder && self.reinject_usable(*p))
             .min_by_key(|p| (self.srtt(*p), *p));
         match best {
@@ -253,7 +252,7 @@ impl Connection {
     /// The path whose oldest outstanding packets carry byte `offset` of stream `id`, and when that packet was
     /// sent (slowest paths first: the holder is usually the slow one, and its hole packet among its oldest).
     fn hole_holder(&self, id: StreamId, offset: u64) -> Option<(PathId, Instant)> {
-        let mut paths: Vec<PathId> = self.paths.keys().copied().collect();
+        let mut paths: Vec<PathId> = self.paths.id_list();
         paths.sort_by_key(|p| std::cmp::Reverse(self.srtt(*p)));
         paths.into_iter().find_map(|p| {
             let x = self.paths.get(&p)?;
@@ -303,18 +302,13 @@ impl Connection {
         if !self.streams.has_holes() {
             return ReinjectPlan::Scheduler;
         }
-        let usable = self.paths.keys().filter(|p| self.reinject_usable(**p)).count();
+        let usable = self.paths.ids().filter(|p| self.reinject_usable(*p)).count();
         if usable < 2 {
             return ReinjectPlan::Scheduler;
         }
         let cfg = self.config.reinjection;
         let threshold = cfg.threshold(self.config.streams.send_buffer);
-        let mtu = self
-            .paths
-            .values()
-            .map(|p| u64::from(p.mtu))
-            .min()
-            .unwrap_or(1200);
+        let mtu = self.paths.min_mtu().map_or(1200, u64::from);
         let conn_blocked = self.streams.conn_credit_below(mtu);
         let due = self
             .streams
@@ -420,9 +414,7 @@ impl Connection {
         };
         self.cc.on_penalize(&ev);
         self.reinject.penalised_at.insert(path, now);
-        self.reinject
-            .penalised_at
-            .retain(|p, _| self.paths.contains_key(p));
+        self.reinject.penalised_at.retain(|p, _| self.paths.contains(p));
         self.reinject.stats.penalisations += 1;
         tracing::debug!(
             path = path.0,

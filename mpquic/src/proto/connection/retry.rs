@@ -92,10 +92,7 @@ impl Connection {
         // Initial keys are derived from that new Destination Connection ID.
         self.tokens.retry_scid = Some(retry.scid);
         self.tokens.initial_token = Bytes::copy_from_slice(retry.token);
-        if let Some(p) = self.paths.get_mut(&PathId(0)) {
-            p.remote_cid = retry.scid;
-        }
-        self.remote_cids.set_initial(retry.scid);
+        self.paths.set_initial_remote_cid(PathId(0), retry.scid);
         if let Some(space) = self.spaces.get_mut(Level::Initial) {
             space.keys = Some(keys);
         }

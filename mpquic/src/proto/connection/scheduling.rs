@@ -155,7 +155,7 @@ impl Connection {
         }
         self.sched_state.deferred = false;
         if let Some(Decision::Paths(ps)) = self.sched_state.committed.take() {
-            self.duplicate_on = ps.iter().skip(1).copied().collect();
+            self.paths.set_duplicate_on(ps.iter().skip(1).copied());
         }
     }
 
@@ -222,14 +222,7 @@ impl Connection {
             return None;
         }
         let mut views = std::mem::take(&mut self.sched_state.views);
-        views.clear();
-        views.extend(self.paths.values().map(|p| p.view(self.cc.as_ref(), now)));
-        if views.iter().filter(|v| !v.abandoned).count() < 2 {
-            // With a single path there is nothing to prefer: its PTO probes and the data they carry decide.
-            for v in &mut views {
-                v.potentially_failed = false;
-            }
-        }
+        self.paths.fill_views(self.cc.as_ref(), now, &mut views);
         let packet_size = views.first().map_or(1200, |v| v.mss);
         let mut view = ConnView::new(&views, packet_size);
         let (retransmit, sendable) = self.streams.send_backlog();

@@ -108,7 +108,7 @@ impl Connection {
             };
             return self.transmit_off_path(now, off, buf, base);
         }
-        self.duplicate_on.clear();
+        self.paths.clear_duplicate_on();
         let long_work = [Level::Initial, Level::Handshake].map(|l| self.long_has_work(now, l));
         let zero_rtt_work = self.zero_rtt_has_work();
         if !long_work.iter().any(|w| *w) && !zero_rtt_work {
@@ -192,7 +192,7 @@ impl Connection {
             let allow = Allow {
                 data: level == Level::OneRtt
                     && (data_path || probe)
-                    && (!probe || !self.path_suspect(path_id)),
+                    && (!probe || !self.paths.suspect(path_id)),
                 probe,
             };
             if let Some(b) = self.build_packet(now, level, path_id, buf, limit, pad_to, allow) {
@@ -279,7 +279,7 @@ impl Connection {
             .values()
             .find(|p| p.ack.has_new_packets() && (p.ack.wants_immediate_ack() || p.ack.ack_due(now)))
         {
-            return Some(self.ack_target(p.id));
+            return Some(self.paths.ack_target(p.id, self.config.ack_path));
         }
         self.paths
             .values()
@@ -289,7 +289,7 @@ impl Connection {
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
                     // Both are pure; the flags first, the walk over the paths only when a frame waits.
-                    || (self.has_connection_frames() && p.id == self.control_path())
+                    || (self.has_connection_frames() && p.id == self.paths.control_path())
             })
             .map(|p| p.id)
     }
@@ -300,24 +300,19 @@ impl Connection {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
         }
-        while let Some((p, records)) = self.duplicates.pop_front() {
-            let usable = self
-                .paths
-                .get(&p)
-                .is_some_and(|x| x.abandoned_at.is_none() && x.validated && x.cwnd_allows(self.cc.as_ref()));
-            if usable {
-                self.on_records_lost(records);
-                return Some(p);
-            }
-        }
-        None
+        let cc = self.cc.as_ref();
+        let (p, records) = self
+            .paths
+            .next_duplicate(|x| x.abandoned_at.is_none() && x.validated && x.cwnd_allows(cc))?;
+        self.on_records_lost(records);
+        Some(p)
     }
 
     /// Connection-level frames wait for the control path: HANDSHAKE_DONE, multipath and CID frames,
     /// NEW_TOKEN, stream control frames, 1-RTT CRYPTO data (and frames injected by tests).
     fn has_connection_frames(&self) -> bool {
         self.handshake_done_pending
-            || self.has_multipath_frames()
+            || self.paths.has_frames()
             || self.injected.has_one_rtt()
             || self.streams.has_control_frames()
             || self.has_cid_frames()
@@ -335,10 +330,10 @@ impl Connection {
         let ack = self.paths.values().any(|q| {
             q.ack.has_new_packets()
                 && (q.ack.wants_immediate_ack() || q.ack.ack_due(now))
-                && self.ack_target(q.id) == path_id
+                && self.paths.ack_target(q.id, self.config.ack_path) == path_id
         });
         let probe = p.recovery.pending_probes(SpaceId::Data) > 0;
-        let control = self.has_connection_frames() && path_id == self.control_path();
+        let control = self.has_connection_frames() && path_id == self.paths.control_path();
         let challenge = p.challenge.as_ref().is_some_and(|c| c.pending);
         ack || probe || control || p.path_response.is_some() || challenge || data_path
     }
@@ -420,20 +415,15 @@ impl Connection {
                 p.stream_bytes_sent = p.stream_bytes_sent.saturating_add(stream_bytes);
             }
         }
-        if !self.duplicate_on.is_empty() && records.iter().any(|r| matches!(r, FrameRecord::Stream(_))) {
+        if self.paths.duplicating() && records.iter().any(|r| matches!(r, FrameRecord::Stream(_))) {
             let streams: Records = records
                 .iter()
                 .filter(|r| matches!(r, FrameRecord::Stream(_)))
                 .cloned()
                 .collect();
             // `ConnectionLimits::duplicates`: beyond it the oldest copy goes (the original is in flight anyway).
-            let cap = self.config.limits.duplicates();
-            for p in std::mem::take(&mut self.duplicate_on) {
-                if self.duplicates.len() >= cap {
-                    self.duplicates.pop_front();
-                }
-                self.duplicates.push_back((p, streams.clone()));
-            }
+            self.paths
+                .queue_duplicates(&streams, self.config.limits.duplicates());
         }
         if allow.probe && !ack_eliciting {
             Frame::Ping.encode(buf);
@@ -516,9 +506,9 @@ impl Connection {
         }
         // The acknowledgements this packet carries: those of every path whose ACK path (the configured
         // policy) is the packet's path. Walked by key, without collecting them: this runs for every packet.
-        let multipath = self.path_ids.multipath();
+        let multipath = self.paths.ids.multipath();
         let mut after = None;
-        while let Some(q) = self.next_path_to_ack(after, path_id, multipath) {
+        while let Some(q) = self.paths.next_to_ack(after, path_id, self.config.ack_path) {
             after = Some(q);
             let room = end.saturating_sub(buf.len());
             let Some(tracker) = self.paths.get_mut(&q).map(|p| &mut p.ack) else {
@@ -534,44 +524,6 @@ impl Connection {
                     largest: w.largest,
                 });
             }
-        }
-    }
-
-    /// The first path after `after` (in ID order) with packets to acknowledge in a packet sent on `on`.
-    fn next_path_to_ack(&self, after: Option<PathId>, on: PathId, multipath: bool) -> Option<PathId> {
-        use std::ops::Bound::{Excluded, Unbounded};
-        let start = after.map_or(Unbounded, Excluded);
-        self.paths
-            .range((start, Unbounded))
-            .map(|(id, p)| (*id, p))
-            .find(|(id, p)| {
-                p.ack.has_new_packets() && (*id == on || (multipath && self.ack_target(*id) == on))
-            })
-            .map(|(id, _)| id)
-    }
-
-    /// The path that carries the acknowledgements of `path`'s packets ([`AckPathPolicy`]).
-    pub(super) fn ack_target(&self, path: PathId) -> PathId {
-        use super::config::AckPathPolicy;
-        let own = || path;
-        if !self.path_ids.multipath() {
-            return own();
-        }
-        let usable = |p: &&super::paths::Path| p.abandoned_at.is_none() && p.validated;
-        match self.config.ack_path {
-            AckPathPolicy::SamePath => {
-                if self.paths.get(&path).is_some_and(|p| usable(&p)) {
-                    path
-                } else {
-                    self.control_path()
-                }
-            }
-            AckPathPolicy::LowestRtt => self
-                .paths
-                .values()
-                .filter(usable)
-                .min_by_key(|p| (p.recovery.rtt().smoothed(), p.id))
-                .map_or(path, |p| p.id),
         }
     }
 
@@ -603,10 +555,10 @@ impl Connection {
                 }
             }
         }
-        if path_id != self.control_path() {
+        if path_id != self.paths.control_path() {
             return;
         }
-        self.write_multipath_frames(buf, end, records, ack_eliciting);
+        self.paths.write_frames(buf, end, records, ack_eliciting);
         for f in self.injected.take_one_rtt() {
             buf.extend_from_slice(&f);
             *ack_eliciting = true;
@@ -985,25 +937,6 @@ impl HeaderParts {
 }
 
 impl Connection {
-    /// The path that carries connection-level control frames: path 0, or the lowest live path once path 0 is
-    /// abandoned.
-    pub(super) fn control_path(&self) -> PathId {
-        let usable = |p: &&super::paths::Path| p.abandoned_at.is_none() && (p.validated || p.id == PathId(0));
-        // A path that looks failed (consecutive PTOs while another works) carries no connection-level frames:
-        // a MAX_DATA stuck on a dead handshake path would stall every path.
-        // Without a validated path (the last validated one was abandoned while another is still being
-        // validated), any live path: ACKs and control frames on an unvalidated path stay within the 3×
-        // anti-amplification limit (RFC 9000 §8.1), whereas an abandoned or deleted path 0 would take them
-        // nowhere, and the ACK timer would stay expired for ever.
-        self.paths
-            .values()
-            .filter(usable)
-            .find(|p| !self.path_suspect(p.id))
-            .or_else(|| self.paths.values().find(usable))
-            .or_else(|| self.paths.values().find(|p| p.abandoned_at.is_none()))
-            .map_or(PathId(0), |p| p.id)
-    }
-
     /// Connection IDs, token, next packet number (RFC 9000 §17.1 length) and key phase for the next packet of
     /// `space` on `path_id` (`None` for an unknown path or an exhausted packet-number space).
     pub(super) fn header_parts(&self, level: Level, space: SpaceId, path_id: PathId) -> Option<HeaderParts> {

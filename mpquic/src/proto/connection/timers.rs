@@ -145,7 +145,7 @@ impl Connection {
             self.on_abandoned_path_timeout(now);
         }
         self.mtu_on_timeout(now);
-        let ids: Vec<_> = self.paths.keys().copied().collect();
+        let ids: Vec<_> = self.paths.id_list();
         for id in ids {
             let Some(p) = self.paths.get_mut(&id) else {
                 continue;

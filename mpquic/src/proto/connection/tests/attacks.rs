@@ -47,6 +47,7 @@ fn a_retire_connection_id_flood_keeps_issued_connection_ids_bounded() {
         let lowest = p
             .server
             .conn()
+            .paths
             .local_cids
             .active(PathId(0))
             .map(|(seq, _)| seq)
@@ -61,8 +62,8 @@ fn a_retire_connection_id_flood_keeps_issued_connection_ids_bounded() {
         }
         p.run_for(Duration::from_millis(50));
         let s = p.server.conn();
-        assert!(s.local_cids.active_count(PathId(0)) <= 4);
-        assert!(s.local_cids.pending_len() <= 4);
+        assert!(s.paths.local_cids.active_count(PathId(0)) <= 4);
+        assert!(s.paths.local_cids.pending_len() <= 4);
         assert!(
             p.server.ep.route_count() <= routes,
             "{} routes",

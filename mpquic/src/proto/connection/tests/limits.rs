@@ -387,7 +387,7 @@ fn redundant_copies_waiting_are_bounded() {
     let ok = p.drive_until(Duration::from_secs(30), |p| {
         pump(p, true, &mut fc, &data);
         pump(p, false, &mut fs, &[]);
-        let n = p.client.conn().duplicates.len();
+        let n = p.client.conn().paths.duplicates_len();
         assert!(n <= 2, "{n} copies waiting");
         fs.fin_seen
     });

@@ -42,8 +42,8 @@ fn max_paths_caps_the_advertised_path_id_and_a_path_id_above_it_is_protocol_viol
         ..ConnectionLimits::default()
     };
     let mut p = server_limited(limits, 200);
-    assert_eq!(p.server.conn().path_ids.local_max(), PathId(2));
-    assert_eq!(p.client.conn().path_ids.peer_max(), PathId(2));
+    assert_eq!(p.server.conn().paths.ids.local_max(), PathId(2));
+    assert_eq!(p.client.conn().paths.ids.peer_max(), PathId(2));
     let mut f = Vec::new();
     Frame::PathStatus(PathStatusFrame {
         path_id: PathId(3),
@@ -87,7 +87,7 @@ fn max_paths_bounds_path_states_while_a_peer_opens_and_abandons_paths() {
         if let Some(s) = p.server.conns.values().next() {
             most = most.max(s.paths.len());
             assert!(s.paths.len() <= 3, "server holds {} paths", s.paths.len());
-            assert!(s.path_ids.abandoned_ranges() <= 2);
+            assert!(s.paths.ids.abandoned_ranges() <= 2);
         }
         opened.len() >= 12
     });
