@@ -10,6 +10,7 @@ pub mod crypto;
 pub mod endpoint;
 pub mod error;
 pub mod frame;
+pub mod host;
 pub mod packet;
 pub mod packet_number;
 pub mod qlog;

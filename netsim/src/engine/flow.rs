@@ -29,7 +29,8 @@
 //!   policy for dead paths are in [`super::paths`].
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,9 +39,10 @@ use mpquic::proto::VarInt;
 use mpquic::proto::connection::{
     ClientConfig, ClosePathError, Connection, Event, MigrateError, ServerConfig,
 };
-use mpquic::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
+use mpquic::proto::endpoint::{Endpoint, EndpointConfig};
 use mpquic::proto::frame::Dir;
 use mpquic::proto::frame::PathAbandon;
+use mpquic::proto::host::Host;
 use mpquic::proto::streams::{StreamEvent, StreamId, WriteError};
 use mpquic::sched::PathStatus;
 
@@ -75,30 +77,32 @@ pub struct Outgoing {
     pub data: Vec<u8>,
 }
 
-/// Collects every datagram `conn` wants to send at `now` into `out`, each in a buffer from `pool`. A
-/// datagram leaves from the address the core chose for its path (`Transmit::local`), or from `default_src`
-/// (the first path's address) when the path is not bound to one; its scenario path is the one whose pair of
-/// addresses it carries.
+/// Collects every datagram the connections of `host` want to send at `now` into `out`, each written straight
+/// into a buffer from `pool`. A datagram leaves from the address the core chose for its path
+/// (`Transmit::local`), or from the host's address (the first path's) when the path is not bound to one; its
+/// scenario path is the one whose pair of addresses it carries.
 fn transmit_all(
-    conn: &mut Connection,
+    host: &mut Host,
     now: Instant,
     to_server: bool,
-    default_src: SocketAddr,
     paths: &[PathSetup],
     out: &mut Vec<Outgoing>,
     pool: &mut Vec<Vec<u8>>,
 ) {
-    loop {
-        let mut data = pool
+    if host.conns.is_empty() {
+        return;
+    }
+    let mut buf = pool
+        .pop()
+        .unwrap_or_else(|| Vec::with_capacity(DATAGRAM_CAPACITY));
+    host.poll_transmits(now, &mut buf, |d, buf| {
+        let next = pool
             .pop()
             .unwrap_or_else(|| Vec::with_capacity(DATAGRAM_CAPACITY));
-        let Some(t) = conn.poll_transmit(now, &mut data) else {
-            pool.push(data);
-            return;
-        };
-        data.truncate(t.size);
-        let src = t.local.unwrap_or(default_src);
-        let dst = t.remote;
+        let mut data = std::mem::replace(buf, next);
+        data.truncate(d.transmit.size);
+        let src = d.from;
+        let dst = d.transmit.remote;
         let (client, server) = if to_server { (src, dst) } else { (dst, src) };
         let path = paths
             .iter()
@@ -110,7 +114,9 @@ fn transmit_all(
             dst,
             data,
         });
-    }
+        ControlFlow::Continue(())
+    });
+    pool.push(buf);
 }
 
 /// Whether another path than `id` is validated, and not abandoned, at both ends (the client's `conn` and
@@ -337,11 +343,10 @@ pub struct Flow {
     /// What it is.
     pub setup: FlowSetup,
     client_config: ClientConfig,
-    client_ep: Endpoint,
-    client: Option<(ConnectionHandle, Connection)>,
-    server_ep: Endpoint,
-    /// Boxed: a `BTreeMap` node has room for 11 values, and a connection is several kilobytes.
-    server: BTreeMap<ConnectionHandle, Box<Connection>>,
+    /// The client's endpoint and its connection (one, once started), at the first path's client address.
+    client: Host,
+    /// The server's endpoint and the connections it accepted (one), at the first path's server address.
+    server: Host,
     sender: Sender,
     receiver: Receiver,
     delivered: u64,
@@ -389,19 +394,27 @@ impl Flow {
         server_config: Arc<ServerConfig>,
         seed: u64,
     ) -> Flow {
-        let client_ep = Endpoint::new(
-            EndpointConfig {
-                seed: super::derive_seed(seed, 1, 0),
-                cid_len: 8,
-            },
-            None,
+        // A flow without paths never starts (`start` refuses it): its hosts' addresses are never used.
+        let unspecified = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
+        let client = Host::new(
+            Endpoint::new(
+                EndpointConfig {
+                    seed: super::derive_seed(seed, 1, 0),
+                    cid_len: 8,
+                },
+                None,
+            ),
+            setup.client().unwrap_or(unspecified),
         );
-        let server_ep = Endpoint::new(
-            EndpointConfig {
-                seed: super::derive_seed(seed, 2, 0),
-                cid_len: 8,
-            },
-            Some(server_config),
+        let server = Host::new(
+            Endpoint::new(
+                EndpointConfig {
+                    seed: super::derive_seed(seed, 2, 0),
+                    cid_len: 8,
+                },
+                Some(server_config),
+            ),
+            setup.server().unwrap_or(unspecified),
         );
         let slots = setup.paths.iter().map(|_| PathSlot::default()).collect();
         let drops = vec![0; setup.paths.len()];
@@ -419,10 +432,8 @@ impl Flow {
         Flow {
             setup,
             client_config,
-            client_ep,
-            client: None,
-            server_ep,
-            server: BTreeMap::new(),
+            client,
+            server,
             sender: Sender::default(),
             receiver: Receiver::default(),
             delivered: 0,
@@ -459,11 +470,9 @@ impl Flow {
             .setup
             .server()
             .ok_or_else(|| EngineError::Setup(format!("flow {} has no path", self.setup.index)))?;
-        let (h, c) = self
-            .client_ep
+        self.client
             .connect(now, &self.client_config, server, super::tls::SERVER_NAME)
             .map_err(|e| EngineError::Setup(format!("flow {}: connect: {e}", self.setup.index)))?;
-        self.client = Some((h, c));
         self.started = true;
         self.limiter = self.setup.read_rate.map(|rate| ReadLimiter::new(rate, sim_now));
         if let Some(first) = self.slots.first_mut() {
@@ -486,9 +495,9 @@ impl Flow {
         }
         let download = self.setup.download;
         let conn = if download {
-            self.server.values_mut().next().map(|c| &mut **c)
+            self.server.first_mut()
         } else {
-            self.client.as_mut().map(|(_, c)| c)
+            self.client.first_mut()
         };
         if let Some(objects) = self.objects.as_mut() {
             objects.stop(conn);
@@ -505,18 +514,18 @@ impl Flow {
     /// The sending end's connection: the client's for an upload, the server's for a download.
     fn sender_conn(&self) -> Option<&Connection> {
         if self.setup.download {
-            self.server.values().next().map(|c| &**c)
+            self.server.first()
         } else {
-            self.client.as_ref().map(|(_, c)| c)
+            self.client.first()
         }
     }
 
     /// The receiving end's connection: the server's for an upload, the client's for a download.
     fn receiver_conn(&self) -> Option<&Connection> {
         if self.setup.download {
-            self.client.as_ref().map(|(_, c)| c)
+            self.client.first()
         } else {
-            self.server.values().next().map(|c| &**c)
+            self.server.first()
         }
     }
 
@@ -580,12 +589,12 @@ impl Flow {
 
     /// The client connection, if started (tests and diagnostics).
     pub fn client_connection(&self) -> Option<&Connection> {
-        self.client.as_ref().map(|(_, c)| c)
+        self.client.first()
     }
 
     /// The server's connection, once it accepted one (tests and diagnostics).
     pub fn server_connection(&self) -> Option<&Connection> {
-        self.server.values().next().map(|c| &**c)
+        self.server.first()
     }
 
     /// Whether the flow is sending or receiving (started, not stopped, not completed).
@@ -620,38 +629,19 @@ impl Flow {
         dst: SocketAddr,
         data: &mut [u8],
     ) {
-        let (ep, conns) = if to_server {
-            (&mut self.server_ep, &mut self.server)
+        let host = if to_server {
+            &mut self.server
         } else {
-            let Some((h, c)) = self.client.as_mut() else {
-                return;
-            };
-            match self.client_ep.handle(now, Some(dst), src, None, data) {
-                Some(DatagramEvent::Known(k)) if k == *h => {
-                    c.handle_datagram(now, Some(dst), src, None, data);
-                }
-                _ => {}
-            }
-            return;
+            &mut self.client
         };
-        match ep.handle(now, Some(dst), src, None, data) {
-            Some(DatagramEvent::Known(h)) => {
-                if let Some(c) = conns.get_mut(&h) {
-                    c.handle_datagram(now, Some(dst), src, None, data);
-                }
-            }
-            Some(DatagramEvent::NewConnection(h, c)) => {
-                conns.insert(h, c);
-            }
-            // Stateless responses (version negotiation, resets) never occur between our own endpoints.
-            Some(DatagramEvent::Response(..)) | None => {}
-        }
+        // Stateless responses (version negotiation, resets) never occur between our own endpoints: dropped.
+        let _ = host.receive(now, Some(dst), src, None, data);
     }
 
     /// The earliest timer of the flow's connections and of its application.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let client = self.client.as_ref().and_then(|(_, c)| c.poll_timeout());
-        let server = self.server.values().filter_map(|c| c.poll_timeout()).min();
+        let client = self.client.poll_timeout();
+        let server = self.server.poll_timeout();
         let tunnel = self.tunnel.as_ref().and_then(|t| t.poll_timeout());
         [client, server, self.app_wake, tunnel]
             .into_iter()
@@ -661,16 +651,8 @@ impl Flow {
 
     /// Fires every timer due at `now`.
     pub fn handle_timeouts(&mut self, now: Instant) {
-        if let Some((_, c)) = self.client.as_mut() {
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                c.handle_timeout(now);
-            }
-        }
-        for c in self.server.values_mut() {
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                c.handle_timeout(now);
-            }
-        }
+        self.client.handle_timeouts(now);
+        self.server.handle_timeouts(now);
         if let Some(t) = self.tunnel.as_mut() {
             t.handle_timeouts(now);
         }
@@ -695,8 +677,8 @@ impl Flow {
         // buffer freed by acknowledgements processed above.
         self.client_app(sim_now, now)?;
         if let Some(t) = self.tunnel.as_mut() {
-            let client = self.client.as_mut().map(|(_, c)| c);
-            let server = self.server.values_mut().next().map(|c| &mut **c);
+            let client = self.client.first_mut();
+            let server = self.server.first_mut();
             let pass = t.pump(now, client, server)?;
             let active = !self.stopped && self.completed_at.is_none();
             if active {
@@ -707,15 +689,11 @@ impl Flow {
             }
         }
         self.update_wake(sim_now, now);
-        let (Some(client), Some(server)) = (self.setup.client(), self.setup.server()) else {
+        if self.setup.paths.is_empty() {
             return Ok(());
-        };
-        if let Some((_, c)) = self.client.as_mut() {
-            transmit_all(c, now, true, client, &self.setup.paths, out, pool);
         }
-        for c in self.server.values_mut() {
-            transmit_all(c, now, false, server, &self.setup.paths, out, pool);
-        }
+        transmit_all(&mut self.client, now, true, &self.setup.paths, out, pool);
+        transmit_all(&mut self.server, now, false, &self.setup.paths, out, pool);
         Ok(())
     }
 
@@ -729,7 +707,7 @@ impl Flow {
     /// Opens the paths that are due and allowed (multipath flows; see [`super::paths`]), or migrates to
     /// them (`migrate`).
     fn open_paths(&mut self, sim_now: SimTime, now: Instant) {
-        let Some((_, c)) = self.client.as_mut() else {
+        let Some(c) = self.client.first_mut() else {
             return;
         };
         for k in 0..self.slots.len() {
@@ -789,13 +767,13 @@ impl Flow {
     /// `Connection::close_path` (kept, and retried by the next call, until another path is validated at both ends), a
     /// pending or failed one by never opening it again.
     pub fn close_due_paths(&mut self, sim_now: SimTime, now: Instant) {
-        let Some((_, c)) = self.client.as_mut() else {
+        let Some(c) = self.client.first_mut() else {
             return;
         };
         if c.is_closed() {
             return;
         }
-        let server = self.server.values().next().map(|c| &**c);
+        let server = self.server.first();
         for (slot, path) in self.slots.iter_mut().zip(&self.setup.paths) {
             if path.stop.is_none_or(|t| t > sim_now) {
                 continue;
@@ -823,7 +801,7 @@ impl Flow {
     /// engine's check that another path is validated at both ends (tests of the core's own checks);
     /// `None` if the path is not open.
     pub fn close_path_now(&mut self, now: Instant, k: usize) -> Option<Result<(), ClosePathError>> {
-        let (_, c) = self.client.as_mut()?;
+        let c = self.client.first_mut()?;
         let slot = self.slots.get_mut(k)?;
         let PathState::Open(id) = slot.state else {
             return None;
@@ -858,13 +836,13 @@ impl Flow {
         if !self.setup.is_multipath() || ptos == 0 {
             return;
         }
-        let Some((_, c)) = self.client.as_mut() else {
+        let Some(c) = self.client.first_mut() else {
             return;
         };
         if c.is_closed() {
             return;
         }
-        let server = self.server.values().next().map(|c| &**c);
+        let server = self.server.first();
         for (k, slot) in self.slots.iter_mut().enumerate() {
             match slot.state {
                 PathState::Pending | PathState::Closed => {}
@@ -932,9 +910,9 @@ impl Flow {
         }
         // The receiver's connection, borrowed field by field so that `rx_seen` can be updated meanwhile.
         let receiver = if self.setup.download {
-            self.client.as_ref().map(|(_, c)| c)
+            self.client.first()
         } else {
-            self.server.values().next().map(|c| &**c)
+            self.server.first()
         };
         let Some(receiver) = receiver else {
             return;
@@ -1009,7 +987,9 @@ impl Flow {
 
     fn client_app(&mut self, sim_now: SimTime, now: Instant) -> Result<(), EngineError> {
         let download = self.setup.download;
-        let Some((h, c)) = self.client.as_mut() else {
+        // The endpoint learns of the connection's new and retired connection IDs before anything else.
+        self.client.forward_endpoint_events();
+        let Some(c) = self.client.first_mut() else {
             return Ok(());
         };
         let mut established = !c.is_handshaking();
@@ -1025,9 +1005,6 @@ impl Flow {
                 _ => {}
             }
         }
-        while let Some(e) = c.poll_endpoint_event() {
-            self.client_ep.handle_event(*h, e);
-        }
         let closed = c.is_closed();
         for id in abandoned {
             self.on_path_abandoned(sim_now, id);
@@ -1039,7 +1016,7 @@ impl Flow {
             return Ok(());
         }
         if let Some(objects) = self.objects.as_mut() {
-            let Some((_, c)) = self.client.as_mut() else {
+            let Some(c) = self.client.first_mut() else {
                 return Ok(());
             };
             if established && !closed {
@@ -1053,7 +1030,7 @@ impl Flow {
         if download {
             return self.client_receive(sim_now, now);
         }
-        let Some((_, c)) = self.client.as_mut() else {
+        let Some(c) = self.client.first_mut() else {
             return Ok(());
         };
         if established && !closed {
@@ -1064,7 +1041,7 @@ impl Flow {
 
     /// The client's receive pass of a download.
     fn client_receive(&mut self, sim_now: SimTime, now: Instant) -> Result<(), EngineError> {
-        let Some((_, c)) = self.client.as_mut() else {
+        let Some(c) = self.client.first_mut() else {
             return Ok(());
         };
         let got = receive(c, now, &mut self.receiver, &mut self.limiter, self.setup.index)?;
@@ -1122,7 +1099,8 @@ impl Flow {
         let mut first = true;
         let mut total = Received::default();
         let mut passes = Vec::new();
-        for (h, c) in &mut self.server {
+        self.server.forward_endpoint_events();
+        for c in self.server.conns.values_mut() {
             while let Some(e) = c.poll_event() {
                 match e {
                     Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) if self.objects.is_some() => {
@@ -1138,9 +1116,6 @@ impl Flow {
                     Event::ConnectionLost(err) => self.lost[1] = Some(err.to_string()),
                     _ => {}
                 }
-            }
-            while let Some(e) = c.poll_endpoint_event() {
-                self.server_ep.handle_event(*h, e);
             }
             if self.tunnel.is_some() {
                 // The tunnel reads the outer connection's DATAGRAMs itself.

@@ -3,9 +3,13 @@
 //! and the impairments the connection tests need (NAT rebinding, black holes, spoofed sources, ECN
 //! bleaching and marking). Time is virtual: it only advances to the next timer or arrival.
 //!
-//! The connection tests (`proto::connection::tests`) and the fuzz targets (the `mpquic-fuzz` crate) both
-//! build on [`Pair`]; the simulator (`mpquic-netsim`) has its own network of links and queues but drives its
-//! endpoints the same way, through the public sans-IO API this harness uses.
+//! The connection tests (`proto::connection::tests`), the fuzz targets (the `mpquic-fuzz` crate) and the
+//! qlog compatibility test build on [`Pair`]. Each side of the pair is a [`Node`]: the always-compiled
+//! sans-IO [`Host`](crate::proto::host::Host) (an endpoint and its connections: routing, timers, endpoint
+//! events, transmits), which the simulator (`mpquic-netsim`) also drives for both ends of every flow, plus
+//! what only tests want (events collected in order, a panicking accessor, a check of the deferred-accept
+//! contract). The link, its impairments and the virtual clock are this module's own; the simulator has
+//! its own network of links and queues instead.
 //!
 //! Nothing here is used by the library itself.
 

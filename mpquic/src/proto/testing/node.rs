@@ -1,12 +1,15 @@
-//! One side of a [`Pair`](super::Pair): an endpoint, its connections and the events they raised.
+//! One side of a [`Pair`](super::Pair): a [`Host`] (its endpoint and connections, reached through `Deref`)
+//! plus what only tests want: the events its connections raised, collected in order, a panicking accessor
+//! for the connection a test knows exists, and a check of the deferred-accept contract.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::ops::{ControlFlow, Deref, DerefMut};
 use std::time::Instant;
 
 use crate::proto::ack_tracker::EcnCodepoint;
 use crate::proto::connection::{Connection, Event};
-use crate::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint};
+use crate::proto::endpoint::{ConnectionHandle, Endpoint};
+use crate::proto::host::{Host, Received};
 
 /// A datagram a node sends.
 #[derive(Debug, Clone)]
@@ -21,32 +24,40 @@ pub struct Outgoing {
     pub ecn: Option<EcnCodepoint>,
 }
 
-/// An endpoint and its connections.
+/// A [`Host`] and the events its connections raised. The host's fields (`ep`, `conns`, `addr`) and
+/// methods are reachable through `Deref`.
 pub struct Node {
-    /// The endpoint.
-    pub ep: Endpoint,
-    /// Its connections, by handle (ordered, so iteration is deterministic).
-    pub conns: BTreeMap<ConnectionHandle, Connection>,
-    /// Its default address.
-    pub addr: SocketAddr,
+    /// The endpoint and its connections.
+    pub host: Host,
     /// Events of its connections, in the order they were raised.
     pub events: Vec<(ConnectionHandle, Event)>,
+}
+
+impl Deref for Node {
+    type Target = Host;
+    fn deref(&self) -> &Host {
+        &self.host
+    }
+}
+
+impl DerefMut for Node {
+    fn deref_mut(&mut self) -> &mut Host {
+        &mut self.host
+    }
 }
 
 impl Node {
     /// A node with no connections.
     pub fn new(ep: Endpoint, addr: SocketAddr) -> Node {
         Node {
-            ep,
-            conns: BTreeMap::new(),
-            addr,
+            host: Host::new(ep, addr),
             events: Vec::new(),
         }
     }
 
     /// The first connection, if any.
     pub fn first_conn(&mut self) -> Option<&mut Connection> {
-        self.conns.values_mut().next()
+        self.host.first_mut()
     }
 
     /// The first connection, for tests that know there is one.
@@ -55,7 +66,7 @@ impl Node {
     /// When the node has no connection: the test drove the pair wrongly.
     #[allow(clippy::panic)] // a harness misuse is a test failure
     pub fn conn(&mut self) -> &mut Connection {
-        match self.conns.values_mut().next() {
+        match self.host.first_mut() {
             Some(c) => c,
             None => panic!("the node has no connection"),
         }
@@ -66,10 +77,14 @@ impl Node {
         self.events.iter().any(|(_, e)| e == event)
     }
 
-    /// Routes one datagram received on `local` from `from` to the endpoint and, if it belongs to a
-    /// connection, to that connection; a new connection is kept. With `deferred`, the endpoint only routes
-    /// (`Endpoint::handle_deferred`) and a new connection processes its first datagram afterwards, as the
-    /// runtime does (and this checks that the new connection has not processed it yet). Returns the endpoint's stateless response, if any, and its ECN codepoint.
+    /// Routes one datagram received on `local` from `from` through the host ([`Host::receive`]). With
+    /// `deferred`, the endpoint only routes ([`Host::receive_deferred`]) and a new connection processes its
+    /// first datagram afterwards, as the runtime does (and this checks that the new connection has not
+    /// processed it yet). Returns the endpoint's stateless response, if any, and its ECN codepoint.
+    ///
+    /// # Panics
+    /// With `deferred`, when a new connection has already processed the datagram (a broken contract of
+    /// `Endpoint::handle_deferred`).
     pub fn receive(
         &mut self,
         now: Instant,
@@ -79,20 +94,14 @@ impl Node {
         data: &mut [u8],
         deferred: bool,
     ) -> Option<(Vec<u8>, Option<EcnCodepoint>)> {
-        let routed = if deferred {
-            self.ep.handle_deferred(now, Some(local), from, ecn, data)
+        let received = if deferred {
+            self.host.receive_deferred(now, Some(local), from, ecn, data)
         } else {
-            self.ep.handle(now, Some(local), from, ecn, data)
+            self.host.receive(now, Some(local), from, ecn, data)
         };
-        match routed {
-            Some(DatagramEvent::Known(h)) => {
-                if let Some(c) = self.conns.get_mut(&h) {
-                    c.handle_datagram(now, Some(local), from, ecn, data);
-                }
-                None
-            }
-            Some(DatagramEvent::NewConnection(h, mut c)) => {
-                if deferred {
+        match received {
+            Received::Accepted(h) if deferred => {
+                if let Some(c) = self.host.conns.get_mut(&h) {
                     // The contract of `handle_deferred`: a new connection has not processed its first datagram.
                     assert_eq!(
                         c.stats().packets_received,
@@ -101,11 +110,10 @@ impl Node {
                     );
                     c.handle_datagram(now, Some(local), from, ecn, data);
                 }
-                self.conns.insert(h, *c);
                 None
             }
-            Some(DatagramEvent::Response(t, buf)) => buf.get(..t.size).map(|d| (d.to_vec(), t.ecn)),
-            None => None,
+            Received::Response(t, buf) => buf.get(..t.size).map(|d| (d.to_vec(), t.ecn)),
+            Received::Delivered(_) | Received::Accepted(_) | Received::Dropped => None,
         }
     }
 
@@ -117,22 +125,25 @@ impl Node {
     /// unless it is larger than the minimum size and then fills the buffer exactly).
     pub fn poll_transmits(&mut self, now: Instant, max: usize) -> Vec<Outgoing> {
         let mut out = Vec::new();
-        let mut buf = Vec::new();
-        for c in self.conns.values_mut() {
-            while out.len() < max {
-                let Some(t) = c.poll_transmit(now, &mut buf) else {
-                    break;
-                };
-                assert!(t.size <= 1200 || t.size == buf.len(), "one datagram per transmit");
-                out.push(Outgoing {
-                    from: t.local.unwrap_or(self.addr),
-                    to: t.remote,
-                    data: buf.get(..t.size).map(<[u8]>::to_vec).unwrap_or_default(),
-                    ecn: t.ecn,
-                });
-                buf.clear();
-            }
+        if max == 0 {
+            return out;
         }
+        let mut buf = Vec::new();
+        self.host.poll_transmits(now, &mut buf, |d, buf| {
+            let t = d.transmit;
+            assert!(t.size <= 1200 || t.size == buf.len(), "one datagram per transmit");
+            out.push(Outgoing {
+                from: d.from,
+                to: t.remote,
+                data: buf.get(..t.size).map(<[u8]>::to_vec).unwrap_or_default(),
+                ecn: t.ecn,
+            });
+            if out.len() < max {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
+        });
         out
     }
 
@@ -145,29 +156,24 @@ impl Node {
         out
     }
 
-    /// Fires the timers of its connections that are due at `now`.
+    /// Fires the timers of its connections that are due at `now` ([`Host::handle_timeouts`]).
     pub fn fire_timers(&mut self, now: Instant) {
-        for c in self.conns.values_mut() {
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                c.handle_timeout(now);
-            }
-        }
+        self.host.handle_timeouts(now);
     }
 
-    /// Moves its connections' events into `events` and their endpoint events to the endpoint.
+    /// Moves its connections' events into `events` and their endpoint events to the endpoint
+    /// ([`Host::forward_endpoint_events`]).
     pub fn collect_events(&mut self) {
-        for (h, c) in &mut self.conns {
+        for (h, c) in self.host.conns.iter_mut() {
             while let Some(e) = c.poll_event() {
-                self.events.push((*h, e));
-            }
-            while let Some(e) = c.poll_endpoint_event() {
-                self.ep.handle_event(*h, e);
+                self.events.push((h, e));
             }
         }
+        self.host.forward_endpoint_events();
     }
 
-    /// The earliest timer of its connections.
+    /// The earliest timer of its connections ([`Host::poll_timeout`]).
     pub fn next_timeout(&self) -> Option<Instant> {
-        self.conns.values().filter_map(Connection::poll_timeout).min()
+        self.host.poll_timeout()
     }
 }

@@ -115,8 +115,7 @@ impl Pair {
             cid_len: 8,
         };
         let server = Node::new(Endpoint::new(server_config, Some(sc)), SERVER);
-        let (h, c) = client.ep.connect(start, &cc, SERVER, "localhost")?;
-        client.conns.insert(h, c);
+        client.connect(start, &cc, SERVER, "localhost")?;
         Ok(Pair {
             now: start,
             client,
@@ -164,11 +163,9 @@ impl Pair {
         if let Some(sc) = server {
             self.server.ep = Endpoint::new(EndpointConfig { seed, cid_len: 8 }, Some(sc));
         }
-        let (h, c) = self
-            .client
-            .ep
+        self.client
+            .host
             .connect(self.now, &self.client_config, SERVER, "localhost")?;
-        self.client.conns.insert(h, c);
         Ok(())
     }
 
@@ -196,10 +193,11 @@ impl Pair {
             let out = match self.client_transmit.as_mut().filter(|_| to_server) {
                 Some(f) => {
                     let mut out = Vec::new();
-                    for c in node.conns.values_mut() {
+                    let host = &mut node.host;
+                    for c in host.conns.values_mut() {
                         for (data, t) in f(c, self.now) {
                             out.push(Outgoing {
-                                from: t.local.unwrap_or(node.addr),
+                                from: t.local.unwrap_or(host.addr),
                                 to: t.remote,
                                 data,
                                 ecn: t.ecn,
