@@ -33,7 +33,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use rustls::crypto::cipher::{AeadKey, Iv, Nonce};
+use rustls::crypto::cipher::{AeadKey, Iv};
 use rustls::crypto::{CipherSuiteCommon, CryptoProvider};
 use rustls::quic::{self, Tag};
 use rustls::{Error, SupportedCipherSuite, Tls13CipherSuite};
@@ -89,10 +89,7 @@ static NULL_CHACHA20: NullQuic = NullQuic {
 
 impl quic::Algorithm for NullQuic {
     fn packet_key(&self, _key: AeadKey, iv: Iv) -> Box<dyn quic::PacketKey> {
-        Box::new(NullPacketKey {
-            iv,
-            limits: self.limits,
-        })
+        Box::new(NullPacketKey::new(&iv, self.limits))
     }
 
     fn header_protection_key(&self, _key: AeadKey) -> Box<dyn quic::HeaderProtectionKey> {
@@ -158,45 +155,83 @@ pub fn provider() -> Result<Arc<CryptoProvider>, MissingSuite> {
 /// XOR of `bytes` taken as little-endian 64-bit words from position `start` of the packet (a word's bit
 /// `8 · (p mod 8) + b` holds bit `b` of the byte at packet position `p`), so that the checksum of a packet
 /// does not depend on where the header ends.
+///
+/// The bulk runs over 64-byte blocks into eight independent words, which the compiler turns into wide
+/// vector XORs (about two instructions per 16 bytes); the last partial word is assembled byte by byte
+/// rather than through a copy into a zeroed buffer (a `memcpy` call per packet).
 fn fold(bytes: &[u8], start: usize) -> u64 {
-    let mut chunks = bytes.chunks_exact(8);
-    let mut sum = 0u64;
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        sum ^= u64::from_le_bytes(w);
+    let mut blocks = bytes.chunks_exact(64);
+    let mut acc = [0u64; 8];
+    for block in &mut blocks {
+        for (a, w) in acc.iter_mut().zip(block.chunks_exact(8)) {
+            *a ^= word(w);
+        }
     }
-    let mut tail = [0u8; 8];
-    for (t, b) in tail.iter_mut().zip(chunks.remainder()) {
-        *t = *b;
+    let mut sum = acc.iter().fold(0, |s, a| s ^ a);
+    let mut words = blocks.remainder().chunks_exact(8);
+    for w in &mut words {
+        sum ^= word(w);
     }
-    sum ^= u64::from_le_bytes(tail);
+    for (i, b) in words.remainder().iter().enumerate() {
+        sum ^= u64::from(*b) << (8 * i);
+    }
     // Byte i of `bytes` sits at packet position start + i: rotate byte lanes by start mod 8.
     let shift = u32::try_from((start % 8) * 8).unwrap_or(0);
     sum.rotate_left(shift)
 }
 
-/// A null packet key: the tag is [`tag`] of the packet, the payload is not transformed.
+/// The little-endian value of an 8-byte chunk (`chunks_exact(8)` only yields such chunks).
+fn word(chunk: &[u8]) -> u64 {
+    u64::from_le_bytes(<[u8; 8]>::try_from(chunk).unwrap_or_default())
+}
+
+/// The AEAD nonce of `pn` on `path` as two little-endian words (bytes 0..8 and 8..12 of the nonce): the
+/// IV XOR the 96-bit big-endian `path ‖ 0b00 ‖ pn` (draft-ietf-quic-multipath-21, "Nonce Calculation"),
+/// the value rustls's `Nonce::for_path` builds byte by byte. The IV's words are read once per key.
+fn nonce_words(iv: (u64, u32), path: u32, pn: u64) -> (u64, u32) {
+    // Nonce bytes 0..4 are the path ID (big-endian), bytes 4..12 the packet number (big-endian).
+    let path_be = u64::from(path.swap_bytes());
+    let pn_be = pn.swap_bytes();
+    let low = iv.0 ^ path_be ^ (pn_be << 32);
+    let high = iv.1 ^ (pn_be >> 32) as u32;
+    (low, high)
+}
+
+/// A null packet key: the tag is [`NullPacketKey::tag`] of the packet, the payload is not transformed.
 struct NullPacketKey {
-    iv: Iv,
+    /// The IV as little-endian words: bytes 0..8 and 8..12.
+    iv: (u64, u32),
     limits: Limits,
 }
 
 impl NullPacketKey {
+    fn new(iv: &Iv, limits: Limits) -> Self {
+        let iv = iv.as_ref();
+        let mut low = [0u8; 8];
+        let mut high = [0u8; 4];
+        for (d, s) in low.iter_mut().chain(high.iter_mut()).zip(iv) {
+            *d = *s;
+        }
+        NullPacketKey {
+            iv: (u64::from_le_bytes(low), u32::from_le_bytes(high)),
+            limits,
+        }
+    }
+
     /// The tag of a packet with `header` and plaintext `payload`, sent on `path` with number `pn`: the
     /// checksum of header and payload in both halves, XORed with the nonce (12 bytes, then its first 4
     /// again), and the payload length in the last word so that a truncated packet differs too.
     fn tag(&self, path: u32, pn: u64, header: &[u8], payload: &[u8]) -> [u8; TAG_LEN] {
         let sum = fold(header, 0) ^ fold(payload, header.len());
-        let nonce = Nonce::for_path(path, &self.iv, pn).0;
-        let mut tag = [0u8; TAG_LEN];
-        let (a, b) = tag.split_at_mut(8);
-        a.copy_from_slice(&sum.to_le_bytes());
+        let (n_low, n_high) = nonce_words(self.iv, path, pn);
         let len = (payload.len() as u64) << 32 ^ (header.len() as u64);
-        b.copy_from_slice(&len.to_le_bytes());
-        for (t, n) in tag.iter_mut().zip(nonce.iter().chain(nonce.iter())) {
-            *t ^= n;
-        }
+        // Tag bytes 0..8: checksum XOR nonce bytes 0..8; bytes 8..16: lengths XOR nonce bytes 8..12, 0..4.
+        let a = sum ^ n_low;
+        let b = len ^ (u64::from(n_high) | (n_low << 32));
+        let mut tag = [0u8; TAG_LEN];
+        let (ta, tb) = tag.split_at_mut(8);
+        ta.copy_from_slice(&a.to_le_bytes());
+        tb.copy_from_slice(&b.to_le_bytes());
         tag
     }
 
@@ -384,6 +419,44 @@ mod tests {
         assert_eq!(fold(&[0x01], 9), 0x0100);
         assert_eq!(fold(&[0, 0x01], 8), 0x0100);
         assert_eq!(fold(&[0xaa, 0, 0, 0, 0, 0, 0, 0, 0x55], 0), 0xff);
+    }
+
+    #[test]
+    fn nonce_words_are_rustls_multipath_nonce() {
+        // The words must be the 12 bytes of rustls's nonce (IV XOR path ‖ pn, big-endian), read as
+        // little-endian words: bytes 0..8 and 8..12.
+        let iv_bytes: [u8; 12] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0xfe];
+        let iv = Iv::from(iv_bytes);
+        let key = NullPacketKey::new(&iv, AES_GCM_LIMITS);
+        for (path, pn) in [
+            (0u32, 0u64),
+            (3, 1000),
+            (0x0102_0304, (1 << 62) - 1),
+            (u32::MAX, 0x1234_5678_9abc),
+        ] {
+            let n = rustls::crypto::cipher::Nonce::for_path(path, &iv, pn).0;
+            let (low, high) = nonce_words(key.iv, path, pn);
+            assert_eq!(low.to_le_bytes(), n[..8], "path {path} pn {pn}");
+            assert_eq!(high.to_le_bytes(), n[8..], "path {path} pn {pn}");
+        }
+    }
+
+    #[test]
+    fn fold_matches_the_word_by_word_definition() {
+        // Against a direct reading of the definition: byte at packet position p lands in bits
+        // 8 · (p mod 8) .. of the sum. Lengths around the 64-byte blocks and every start offset.
+        let bytes: Vec<u8> = (0..300u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in [0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 135, 300] {
+            for start in 0..9 {
+                let want = bytes[..len]
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |s, (i, b)| s ^ (u64::from(*b) << (8 * ((start + i) % 8))));
+                assert_eq!(fold(&bytes[..len], start), want, "len {len} start {start}");
+            }
+        }
     }
 
     #[test]

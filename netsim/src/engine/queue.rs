@@ -144,13 +144,22 @@ impl<T> EventQueue<T> {
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
-        let key = self.heap.pop()?;
-        if key.lane != NO_LANE {
-            if let Some(queue) = self.lanes.get_mut(key.lane as usize) {
+        let mut top = self.heap.peek_mut()?;
+        let key = *top;
+        // The next event of the lane replaces the popped key in place: one sift-down instead of a pop
+        // (sift to the bottom and back up) followed by a push. Keys are unique, so the order is the same.
+        let next = if key.lane == NO_LANE {
+            None
+        } else {
+            self.lanes.get_mut(key.lane as usize).and_then(|queue| {
                 queue.pop_front();
-                if let Some(next) = queue.front() {
-                    self.heap.push(*next);
-                }
+                queue.front().copied()
+            })
+        };
+        match next {
+            Some(next) => *top = next,
+            None => {
+                std::collections::binary_heap::PeekMut::pop(top);
             }
         }
         let item = self.slots.get_mut(key.slot).and_then(Option::take)?;

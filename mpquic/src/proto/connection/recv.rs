@@ -528,7 +528,7 @@ impl Connection {
         let Some(path) = self.paths.get_mut(&path_id) else {
             return Ok(());
         };
-        let outcome = path
+        let mut outcome = path
             .recovery
             .on_ack_frame(now, space, ack, exponent, self.cc.as_mut())?;
         let srtt = path.recovery.rtt().smoothed();
@@ -557,11 +557,12 @@ impl Connection {
             outcome.ecn_ce_increased,
         );
         let mut stream_bytes = 0u64;
-        for r in outcome.acked {
+        for r in outcome.acked.drain(..) {
             stream_bytes = stream_bytes.saturating_add(self.on_records_acked(r.frames));
         }
         if let Some(p) = self.paths.get_mut(&path_id) {
             p.stream_bytes_acked = p.stream_bytes_acked.saturating_add(stream_bytes);
+            p.recovery.recycle_acked(outcome.acked);
         }
         for r in outcome.lost {
             self.on_records_lost(r.frames);

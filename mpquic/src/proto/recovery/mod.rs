@@ -335,6 +335,9 @@ pub struct PathRecovery<T> {
     scratch_newly: Vec<(u64, SentPacket<T>)>,
     /// Reused by every ACK: the controller's view of the newly acknowledged packets.
     scratch_acked: Vec<AckedPacket>,
+    /// An empty vector handed back by [`PathRecovery::recycle_acked`]: the next ACK returns its records in
+    /// it instead of allocating one.
+    spare_acked: Vec<PacketRecord<T>>,
 }
 
 impl<T> PathRecovery<T> {
@@ -389,6 +392,7 @@ impl<T> PathRecovery<T> {
             mtu_probe: None,
             scratch_newly: Vec::new(),
             scratch_acked: Vec::new(),
+            spare_acked: Vec::new(),
         }
     }
 
@@ -848,7 +852,9 @@ impl<T> PathRecovery<T> {
             self.refresh_cc_state(cc);
         }
         self.scratch_acked = acked_packets;
-        out.acked = newly.drain(..).map(|(pn, p)| PacketRecord::new(pn, p)).collect();
+        let mut acked = std::mem::take(&mut self.spare_acked);
+        acked.extend(newly.drain(..).map(|(pn, p)| PacketRecord::new(pn, p)));
+        out.acked = acked;
         self.scratch_newly = newly;
 
         // RFC 9002 §6.2.1: "The PTO backoff factor is reset when an acknowledgment is received, except ... a
@@ -858,6 +864,17 @@ impl<T> PathRecovery<T> {
         }
         self.set_loss_detection_timer(now);
         Ok(out)
+    }
+
+    /// Hands back the vector of an [`AckOutcome::acked`] once its records are taken (`drain(..)`), so that
+    /// the next ACK fills it instead of allocating one. Its records, if any are left, are dropped. The
+    /// vector kept is the largest handed back, and no larger than the largest number of packets one ACK
+    /// acknowledged, which the sender's own flight bounds.
+    pub fn recycle_acked(&mut self, mut records: Vec<PacketRecord<T>>) {
+        records.clear();
+        if records.capacity() > self.spare_acked.capacity() {
+            self.spare_acked = records;
+        }
     }
 
     /// How long tombstones of lost packets of `space` are kept.

@@ -32,6 +32,9 @@ pub struct RttEstimator {
     var: Duration,
     min: Duration,
     first_sample: Option<Instant>,
+    /// `smoothed + max(4·var, kGranularity)`, kept up to date by every change of `smoothed` or `var`: the
+    /// PTO is computed for every packet sent and every ACK, the RTT changes once per ACK at most.
+    pto_base: Duration,
 }
 
 impl Default for RttEstimator {
@@ -55,14 +58,23 @@ impl RttEstimator {
     /// An estimator before any sample (RFC 9002 §5.3: "smoothed_rtt = kInitialRtt, rttvar = kInitialRtt / 2").
     /// `latest_rtt` and `min_rtt` start at `initial_rtt` too, so that they are meaningful before a sample.
     pub fn new(initial_rtt: Duration) -> Self {
-        RttEstimator {
+        let mut rtt = RttEstimator {
             initial: initial_rtt,
             latest: initial_rtt,
             smoothed: initial_rtt,
             var: initial_rtt / 2,
             min: initial_rtt,
             first_sample: None,
-        }
+            pto_base: Duration::ZERO,
+        };
+        rtt.refresh_pto_base();
+        rtt
+    }
+
+    fn refresh_pto_base(&mut self) {
+        self.pto_base = self
+            .smoothed
+            .saturating_add(self.var.saturating_mul(4).max(GRANULARITY));
     }
 
     /// Forgets every sample and starts again from the initial RTT (RFC 9000 §9.4: a validated 4-tuple change).
@@ -102,8 +114,7 @@ impl RttEstimator {
 
     /// RFC 9002 §6.2.1 without `max_ack_delay` and backoff: `smoothed_rtt + max(4·rttvar, kGranularity)`.
     pub fn pto_base(&self) -> Duration {
-        self.smoothed
-            .saturating_add(self.var.saturating_mul(4).max(GRANULARITY))
+        self.pto_base
     }
 
     /// RFC 9002 §6.1.2 time threshold: `max(kTimeThreshold · max(smoothed_rtt, latest_rtt), kGranularity)` with
@@ -150,6 +161,7 @@ impl RttEstimator {
             self.min = latest_rtt;
             self.smoothed = latest_rtt;
             self.var = latest_rtt / 2;
+            self.refresh_pto_base();
             return;
         }
         // RFC 9002 §5.2: "min_rtt MUST be set to the lesser of min_rtt and latest_rtt" (the raw sample: the
@@ -169,6 +181,7 @@ impl RttEstimator {
                 .saturating_add(nanos(adjusted))
                 / 8,
         );
+        self.refresh_pto_base();
     }
 }
 

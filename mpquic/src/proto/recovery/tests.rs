@@ -953,3 +953,31 @@ fn lost_mtu_probe_is_no_congestion_signal() {
     assert!(!cc.take().iter().any(|e| matches!(e, Ev::Congestion(_))));
     assert_eq!(r.bytes_in_flight(), 0);
 }
+
+#[test]
+fn recycled_acked_vector_is_reused_by_the_next_ack_and_emptied_first() {
+    let t0 = t0();
+    let mut cc = Recorder::default();
+    let mut r = data_path();
+    for i in 0..4 {
+        send(&mut r, &mut cc, t0 + ms(i), SpaceId::Data);
+    }
+    let mut first = ack(&mut r, &mut cc, t0 + ms(50), SpaceId::Data, &[0..=1]);
+    assert_eq!(pns(&first.acked), [0, 1]);
+    // Handed back with a record still in it and room for 64: the record is dropped, the room kept.
+    first.acked.truncate(1);
+    first.acked.reserve_exact(64);
+    let room = first.acked.capacity();
+    r.recycle_acked(first.acked);
+    let second = ack(&mut r, &mut cc, t0 + ms(51), SpaceId::Data, &[2..=3]);
+    assert_eq!(pns(&second.acked), [2, 3]);
+    assert_eq!(second.acked.iter().map(|p| p.frames).collect::<Vec<_>>(), [2, 3]);
+    assert_eq!(second.acked.capacity(), room);
+    // A smaller vector handed back after it does not replace the larger spare.
+    r.recycle_acked(second.acked);
+    r.recycle_acked(Vec::with_capacity(1));
+    send(&mut r, &mut cc, t0 + ms(52), SpaceId::Data);
+    let third = ack(&mut r, &mut cc, t0 + ms(60), SpaceId::Data, &[4..=4]);
+    assert_eq!(pns(&third.acked), [4]);
+    assert_eq!(third.acked.capacity(), room);
+}
