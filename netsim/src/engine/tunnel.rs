@@ -5,12 +5,13 @@
 //! scenario's paths, and its controller (or none, [`super::tunnel_cc`]) and scheduler decide when and on
 //! which path each DATAGRAM leaves. A tunnel flow's application is this module instead of a bulk stream:
 //!
-//! - **Inner flows.** Each is a client endpoint and a server endpoint of its own, at two virtual addresses
-//!   inside the tunnel ([`INNER_CLIENT`], [`INNER_SERVER`]); one real mpquic connection between them with
-//!   the inner flow's controller, on one path, carrying one bulk stream in the flow's `direction` with the
-//!   same sender and checking receiver as a bulk flow (pattern bytes, a mismatch fails the run). They start
-//!   once the outer handshake is complete at both ends (the outer client can send DATAGRAMs and the server
-//!   has its connection), all at once.
+//! - **Inner flows.** Each is a client endpoint and a server endpoint of its own, each driven through a
+//!   [`Host`] like a flow's ends, at two virtual addresses inside the tunnel ([`INNER_CLIENT`],
+//!   [`INNER_SERVER`]); the server keeps the first connection it accepts. One real mpquic connection
+//!   between them with the inner flow's controller, on one path, carrying one bulk stream in the flow's
+//!   `direction` with the same sender and checking receiver as a bulk flow (pattern bytes, a mismatch fails
+//!   the run). They start once the outer handshake is complete at both ends (the outer client can send
+//!   DATAGRAMs and the server has its connection), all at once.
 //! - **Encapsulation.** Every UDP datagram an inner connection sends goes, behind the tunnel header
 //!   ([`super::tunnel_reorder`]: inner index, sequence number of the direction), into one DATAGRAM of the
 //!   outer connection at the same end; a datagram the outer connection refuses (not yet able to send
