@@ -1,4 +1,9 @@
-//! The mpquic side: its sans-IO endpoint and connection behind the [`Peer`] interface.
+//! The mpquic side: its sans-IO endpoint and connection, driven through `proto::host::Host`, behind the
+//! [`Peer`] interface.
+
+use std::ops::ControlFlow;
+
+use mpquic::proto::host::{Host, Received};
 
 use super::*;
 
@@ -28,8 +33,8 @@ pub(crate) fn bits_to_ecn(b: u8) -> Option<EcnCodepoint> {
 }
 
 pub(crate) struct MpPeer {
-    pub(crate) ep: mpe::Endpoint,
-    pub(crate) conns: HashMap<mpe::ConnectionHandle, mpc::Connection>,
+    /// The endpoint and its connection; its default address is the first of `addrs`.
+    pub(crate) host: Host,
     pub(crate) addrs: Vec<SocketAddr>,
     pub(crate) events: Vec<mpc::Event>,
     pub(crate) pending: Vec<Dgram>,
@@ -52,11 +57,10 @@ impl MpPeer {
             tls: rustls_client(c),
             transport,
         };
-        let mut ep = mpe::Endpoint::new(mpe::EndpointConfig { seed, cid_len: 8 }, None);
-        let (h, conn) = ep.connect(now, &cfg, server, "localhost").unwrap();
-        let mut conns = HashMap::new();
-        conns.insert(h, conn);
-        MpPeer::new(ep, conns, addrs)
+        let ep = mpe::Endpoint::new(mpe::EndpointConfig { seed, cid_len: 8 }, None);
+        let mut peer = MpPeer::new(ep, addrs);
+        peer.host.connect(now, &cfg, server, "localhost").unwrap();
+        peer
     }
 
     pub(crate) fn server(
@@ -72,17 +76,12 @@ impl MpPeer {
             transport,
         };
         let ep = mpe::Endpoint::new(mpe::EndpointConfig { seed, cid_len: 8 }, Some(Arc::new(cfg)));
-        MpPeer::new(ep, HashMap::new(), addrs)
+        MpPeer::new(ep, addrs)
     }
 
-    pub(crate) fn new(
-        ep: mpe::Endpoint,
-        conns: HashMap<mpe::ConnectionHandle, mpc::Connection>,
-        addrs: Vec<SocketAddr>,
-    ) -> MpPeer {
+    pub(crate) fn new(ep: mpe::Endpoint, addrs: Vec<SocketAddr>) -> MpPeer {
         MpPeer {
-            ep,
-            conns,
+            host: Host::new(ep, addrs[0]),
             addrs,
             events: Vec::new(),
             pending: Vec::new(),
@@ -92,11 +91,11 @@ impl MpPeer {
     }
 
     pub(crate) fn conn(&self) -> Option<&mpc::Connection> {
-        self.conns.values().next()
+        self.host.first()
     }
 
     pub(crate) fn conn_mut(&mut self) -> Option<&mut mpc::Connection> {
-        self.conns.values_mut().next()
+        self.host.first_mut()
     }
 }
 
@@ -115,60 +114,48 @@ impl Peer for MpPeer {
 
     fn transmit(&mut self, now: Instant, out: &mut Vec<Dgram>) {
         out.append(&mut self.pending);
-        let default = self.addrs[0];
-        for c in self.conns.values_mut() {
-            while let Some(t) = c.poll_transmit(now, &mut self.buf) {
-                let seg = t.segment_size.unwrap_or(t.size).max(1);
-                for chunk in self.buf[..t.size].chunks(seg) {
-                    out.push(Dgram {
-                        at: now,
-                        from: t.local.unwrap_or(default),
-                        to: t.remote,
-                        ecn: ecn_to_bits(t.ecn),
-                        data: chunk.to_vec(),
-                    });
-                }
-                assert!(out.len() < 100_000, "mpquic: runaway sender");
+        self.host.poll_transmits(now, &mut self.buf, |d, buf| {
+            let t = d.transmit;
+            let seg = t.segment_size.unwrap_or(t.size).max(1);
+            for chunk in buf[..t.size].chunks(seg) {
+                out.push(Dgram {
+                    at: now,
+                    from: d.from,
+                    to: t.remote,
+                    ecn: ecn_to_bits(t.ecn),
+                    data: chunk.to_vec(),
+                });
             }
-        }
+            assert!(out.len() < 100_000, "mpquic: runaway sender");
+            ControlFlow::Continue(())
+        });
     }
 
     fn receive(&mut self, now: Instant, mut d: Dgram) {
         let ecn = bits_to_ecn(d.ecn);
-        match self.ep.handle(now, Some(d.to), d.from, ecn, &mut d.data) {
-            Some(mpe::DatagramEvent::Known(h)) => {
-                if let Some(c) = self.conns.get_mut(&h) {
-                    c.handle_datagram(now, Some(d.to), d.from, ecn, &mut d.data);
-                }
-            }
-            Some(mpe::DatagramEvent::NewConnection(h, c)) => {
-                self.conns.insert(h, *c);
-            }
-            Some(mpe::DatagramEvent::Response(t, data)) => self.pending.push(Dgram {
+        // A stateless answer (Version Negotiation, Retry, Stateless Reset) leaves from where the datagram
+        // arrived.
+        if let Received::Response(t, data) = self.host.receive(now, Some(d.to), d.from, ecn, &mut d.data) {
+            self.pending.push(Dgram {
                 at: now,
                 from: t.local.unwrap_or(d.to),
                 to: t.remote,
                 ecn: ecn_to_bits(t.ecn),
                 data: data[..t.size].to_vec(),
-            }),
-            None => {}
+            });
         }
     }
 
     fn timeout(&self) -> Option<Instant> {
-        self.conns.values().filter_map(|c| c.poll_timeout()).min()
+        self.host.poll_timeout()
     }
 
     fn on_timeout(&mut self, now: Instant) {
-        for c in self.conns.values_mut() {
-            if c.poll_timeout().is_some_and(|t| t <= now) {
-                c.handle_timeout(now);
-            }
-        }
+        self.host.handle_timeouts(now);
     }
 
     fn poll_events(&mut self) {
-        for (h, c) in self.conns.iter_mut() {
+        for c in self.host.conns.values_mut() {
             while let Some(e) = c.poll_event() {
                 let server = c.side() == mpquic::proto::transport_params::Side::Server;
                 match e {
@@ -180,10 +167,8 @@ impl Peer for MpPeer {
                     self.events.push(e);
                 }
             }
-            while let Some(e) = c.poll_endpoint_event() {
-                self.ep.handle_event(*h, e);
-            }
         }
+        self.host.forward_endpoint_events();
     }
 
     fn established(&self) -> bool {
@@ -223,7 +208,7 @@ impl Peer for MpPeer {
     }
 
     fn read(&mut self, now: Instant, id: u64, out: &mut Vec<u8>) -> bool {
-        let c = self.conns.values_mut().next().unwrap();
+        let c = self.conn_mut().unwrap();
         loop {
             match c.read(mp_stream(id), usize::MAX, now) {
                 Ok(Some(b)) => out.extend_from_slice(&b),

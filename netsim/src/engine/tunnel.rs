@@ -5,12 +5,13 @@
 //! scenario's paths, and its controller (or none, [`super::tunnel_cc`]) and scheduler decide when and on
 //! which path each DATAGRAM leaves. A tunnel flow's application is this module instead of a bulk stream:
 //!
-//! - **Inner flows.** Each is a client endpoint and a server endpoint of its own, at two virtual addresses
-//!   inside the tunnel ([`INNER_CLIENT`], [`INNER_SERVER`]); one real mpquic connection between them with
-//!   the inner flow's controller, on one path, carrying one bulk stream in the flow's `direction` with the
-//!   same sender and checking receiver as a bulk flow (pattern bytes, a mismatch fails the run). They start
-//!   once the outer handshake is complete at both ends (the outer client can send DATAGRAMs and the server
-//!   has its connection), all at once.
+//! - **Inner flows.** Each is a client endpoint and a server endpoint of its own, each driven through a
+//!   [`Host`] like a flow's ends, at two virtual addresses inside the tunnel ([`INNER_CLIENT`],
+//!   [`INNER_SERVER`]); the server keeps the first connection it accepts. One real mpquic connection
+//!   between them with the inner flow's controller, on one path, carrying one bulk stream in the flow's
+//!   `direction` with the same sender and checking receiver as a bulk flow (pattern bytes, a mismatch fails
+//!   the run). They start once the outer handshake is complete at both ends (the outer client can send
+//!   DATAGRAMs and the server has its connection), all at once.
 //! - **Encapsulation.** Every UDP datagram an inner connection sends goes, behind the tunnel header
 //!   ([`super::tunnel_reorder`]: inner index, sequence number of the direction), into one DATAGRAM of the
 //!   outer connection at the same end; a datagram the outer connection refuses (not yet able to send
@@ -29,13 +30,15 @@
 //! Everything is driven by the engine's clock and seeded endpoints: deterministic like any flow.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mpquic::proto::VarInt;
 use mpquic::proto::connection::{ClientConfig, Connection, Event, ServerConfig, TransportConfig};
-use mpquic::proto::endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig};
+use mpquic::proto::endpoint::{Endpoint, EndpointConfig};
+use mpquic::proto::host::{Host, Received};
 use mpquic::proto::streams::StreamEvent;
 
 use super::EngineError;
@@ -91,15 +94,16 @@ pub struct TunnelStats {
     pub reorder: [ReorderStats; 2],
 }
 
-/// One inner flow: two endpoints, one connection, the bulk application.
+/// One inner flow: two hosts, one connection, the bulk application.
 struct Inner {
     name: String,
     bytes: Option<u64>,
     client_config: ClientConfig,
-    client_ep: Endpoint,
-    client: Option<(ConnectionHandle, Connection)>,
-    server_ep: Endpoint,
-    server: Option<(ConnectionHandle, Box<Connection>)>,
+    /// The inner client at [`INNER_CLIENT`]: its endpoint and, once the tunnel has started, its connection.
+    client: Host,
+    /// The inner server at [`INNER_SERVER`]: its endpoint and the one connection it accepts (the first
+    /// Initial's; a later new connection is dropped at once, and the endpoint's routes to it lead nowhere).
+    server: Host,
     sender: Sender,
     receiver: Receiver,
     /// Bytes the receiver read.
@@ -128,6 +132,8 @@ pub struct Tunnel {
     malformed: u64,
     /// Scratch list of released packets.
     released: Vec<Released>,
+    /// Scratch buffer the inner connections write their datagrams into.
+    buf: Vec<u8>,
     flow: usize,
 }
 
@@ -159,22 +165,26 @@ impl Tunnel {
                 name: s.name.clone(),
                 bytes: s.bytes,
                 client_config,
-                client_ep: Endpoint::new(
-                    EndpointConfig {
-                        seed: super::derive_seed(seed, 4, i),
-                        cid_len: 8,
-                    },
-                    None,
+                client: Host::new(
+                    Endpoint::new(
+                        EndpointConfig {
+                            seed: super::derive_seed(seed, 4, i),
+                            cid_len: 8,
+                        },
+                        None,
+                    ),
+                    INNER_CLIENT,
                 ),
-                client: None,
-                server_ep: Endpoint::new(
-                    EndpointConfig {
-                        seed: super::derive_seed(seed, 5, i),
-                        cid_len: 8,
-                    },
-                    Some(server_config),
+                server: Host::new(
+                    Endpoint::new(
+                        EndpointConfig {
+                            seed: super::derive_seed(seed, 5, i),
+                            cid_len: 8,
+                        },
+                        Some(server_config),
+                    ),
+                    INNER_SERVER,
                 ),
-                server: None,
                 sender: Sender::default(),
                 receiver: Receiver::default(),
                 read: 0,
@@ -194,6 +204,7 @@ impl Tunnel {
             refused: 0,
             malformed: 0,
             released: Vec::new(),
+            buf: Vec::with_capacity(1200),
             flow,
         })
     }
@@ -239,12 +250,10 @@ impl Tunnel {
 
     /// The earliest inner connection timer and reorder hold deadline.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let conns = self.inner.iter().flat_map(|i| {
-            [
-                i.client.as_ref().and_then(|(_, c)| c.poll_timeout()),
-                i.server.as_ref().and_then(|(_, c)| c.poll_timeout()),
-            ]
-        });
+        let conns = self
+            .inner
+            .iter()
+            .flat_map(|i| [i.client.poll_timeout(), i.server.poll_timeout()]);
         let holds = self.reorder.iter().map(ReorderBuffer::deadline);
         conns.chain(holds).flatten().min()
     }
@@ -252,16 +261,8 @@ impl Tunnel {
     /// Fires the inner connections' timers due at `now` (hold deadlines are handled by [`Tunnel::pump`]).
     pub fn handle_timeouts(&mut self, now: Instant) {
         for i in &mut self.inner {
-            if let Some((_, c)) = i.client.as_mut() {
-                if c.poll_timeout().is_some_and(|t| t <= now) {
-                    c.handle_timeout(now);
-                }
-            }
-            if let Some((_, c)) = i.server.as_mut() {
-                if c.poll_timeout().is_some_and(|t| t <= now) {
-                    c.handle_timeout(now);
-                }
-            }
+            i.client.handle_timeouts(now);
+            i.server.handle_timeouts(now);
         }
     }
 
@@ -272,12 +273,7 @@ impl Tunnel {
             let stream = i.sender.stream;
             let done = i.sender.done;
             i.sender.done = true;
-            let conn = if download {
-                i.server.as_mut().map(|(_, c)| &mut **c)
-            } else {
-                i.client.as_mut().map(|(_, c)| c)
-            };
-            if let (Some(conn), Some(id), false) = (conn, stream, done) {
+            if let (Some(conn), Some(id), false) = (i.sender_conn_mut(download), stream, done) {
                 let _ = conn.reset(id, VarInt::from_u32(0));
             }
         }
@@ -314,11 +310,9 @@ impl Tunnel {
             if outer_ready {
                 self.started = true;
                 for i in &mut self.inner {
-                    let (h, c) = i
-                        .client_ep
+                    i.client
                         .connect(now, &i.client_config, INNER_SERVER, super::tls::SERVER_NAME)
                         .map_err(|e| EngineError::Setup(format!("tunnel {}: connect: {e}", i.name)))?;
-                    i.client = Some((h, c));
                 }
             }
         }
@@ -327,37 +321,54 @@ impl Tunnel {
             pass.read = pass.read.saturating_add(i.app(now, self.download, self.flow)?);
         }
         // Encapsulation.
+        let buf = &mut self.buf;
         for (k, i) in self.inner.iter_mut().enumerate() {
             let index = u16::try_from(k).unwrap_or(u16::MAX);
-            if let (Some((_, c)), Some(outer)) = (i.client.as_mut(), client.as_deref_mut()) {
-                Self::encapsulate(c, now, index, &mut self.seq[0], outer, &mut self.refused);
+            if let Some(outer) = client.as_deref_mut() {
+                Self::encapsulate(
+                    &mut i.client,
+                    now,
+                    index,
+                    &mut self.seq[0],
+                    outer,
+                    &mut self.refused,
+                    buf,
+                );
             }
-            if let (Some((_, c)), Some(outer)) = (i.server.as_mut(), server.as_deref_mut()) {
-                Self::encapsulate(c, now, index, &mut self.seq[1], outer, &mut self.refused);
+            if let Some(outer) = server.as_deref_mut() {
+                Self::encapsulate(
+                    &mut i.server,
+                    now,
+                    index,
+                    &mut self.seq[1],
+                    outer,
+                    &mut self.refused,
+                    buf,
+                );
             }
         }
         Ok(pass)
     }
 
-    /// Every datagram inner connection `conn` wants to send, framed into DATAGRAMs of `outer`.
+    /// Every datagram the connection of inner `host` wants to send, framed into DATAGRAMs of `outer`.
     fn encapsulate(
-        conn: &mut Connection,
+        host: &mut Host,
         now: Instant,
         index: u16,
         seq: &mut u64,
         outer: &mut Connection,
         refused: &mut u64,
+        buf: &mut Vec<u8>,
     ) {
-        let mut buf = Vec::with_capacity(1200);
-        while let Some(t) = conn.poll_transmit(now, &mut buf) {
-            let payload = buf.get(..t.size).unwrap_or(&buf);
+        host.poll_transmits(now, buf, |d, buf| {
+            let payload = buf.get(..d.transmit.size).unwrap_or(buf);
             let framed = tunnel_reorder::encode(index, *seq, payload);
             *seq = seq.saturating_add(1);
             if outer.send_datagram(Bytes::from(framed)).is_err() {
                 *refused = refused.saturating_add(1);
             }
-            buf.clear();
-        }
+            ControlFlow::Continue(())
+        });
     }
 
     /// One received DATAGRAM of direction `dir`: into the reorder buffer.
@@ -394,42 +405,42 @@ impl Tunnel {
 impl Inner {
     fn sender_conn(&self, download: bool) -> Option<&Connection> {
         if download {
-            self.server.as_ref().map(|(_, c)| &**c)
+            self.server.first()
         } else {
-            self.client.as_ref().map(|(_, c)| c)
+            self.client.first()
         }
     }
 
+    fn sender_conn_mut(&mut self, download: bool) -> Option<&mut Connection> {
+        if download {
+            self.server.first_mut()
+        } else {
+            self.client.first_mut()
+        }
+    }
+
+    /// A datagram from the inner server. Before the client has connected it has no connection, and its
+    /// endpoint does not see the datagram.
     fn client_datagram(&mut self, now: Instant, data: &mut [u8]) {
-        let Some((h, c)) = self.client.as_mut() else {
+        if self.client.conns.is_empty() {
             return;
-        };
-        if let Some(DatagramEvent::Known(k)) =
-            self.client_ep
-                .handle(now, Some(INNER_CLIENT), INNER_SERVER, None, data)
-        {
-            if k == *h {
-                c.handle_datagram(now, Some(INNER_CLIENT), INNER_SERVER, None, data);
-            }
         }
+        // A stateless answer of the client's endpoint (a Stateless Reset) is not sent.
+        self.client
+            .receive(now, Some(INNER_CLIENT), INNER_SERVER, None, data);
     }
 
+    /// A datagram from the inner client. The server keeps only the first connection it accepts.
     fn server_datagram(&mut self, now: Instant, data: &mut [u8]) {
-        match self
-            .server_ep
-            .handle(now, Some(INNER_SERVER), INNER_CLIENT, None, data)
+        // Stateless answers of the server's endpoint (Version Negotiation, Retry, Stateless Reset) are not
+        // sent either.
+        if let Received::Accepted(h) = self
+            .server
+            .receive(now, Some(INNER_SERVER), INNER_CLIENT, None, data)
         {
-            Some(DatagramEvent::Known(h)) => {
-                if let Some((sh, c)) = self.server.as_mut() {
-                    if *sh == h {
-                        c.handle_datagram(now, Some(INNER_SERVER), INNER_CLIENT, None, data);
-                    }
-                }
+            if self.server.conns.len() > 1 {
+                self.server.conns.remove(&h);
             }
-            Some(DatagramEvent::NewConnection(h, c)) if self.server.is_none() => {
-                self.server = Some((h, c));
-            }
-            _ => {}
         }
     }
 
@@ -437,55 +448,38 @@ impl Inner {
     fn app(&mut self, now: Instant, download: bool, flow: usize) -> Result<u64, EngineError> {
         let mut read = 0u64;
         let mut no_limit = None;
-        if let Some((h, c)) = self.client.as_mut() {
+        // The client's end, then the server's; the receiving end accepts the stream the sender opens.
+        for (host, receives) in [(&mut self.client, download), (&mut self.server, !download)] {
+            let Some(c) = host.first_mut() else { continue };
             while let Some(e) = c.poll_event() {
                 if let Event::Stream(StreamEvent::Opened { dir }) = e {
-                    if download {
+                    if receives {
                         accept_streams(c, dir, &mut self.receiver);
                     }
                 }
             }
-            while let Some(e) = c.poll_endpoint_event() {
-                self.client_ep.handle_event(*h, e);
-            }
+            host.forward_endpoint_events();
+            let Some(c) = host.first_mut() else { continue };
             if !c.is_handshaking() && !c.is_closed() {
-                if download {
+                if receives {
                     let got = receive(c, now, &mut self.receiver, &mut no_limit, flow)?;
                     read = read.saturating_add(got.bytes);
                     self.fin_at = got.fin_at.or(self.fin_at);
                 } else {
                     send(c, &mut self.sender, self.receiver.read, self.bytes);
-                }
-            }
-        }
-        if let Some((h, c)) = self.server.as_mut() {
-            while let Some(e) = c.poll_event() {
-                if let Event::Stream(StreamEvent::Opened { dir }) = e {
-                    if !download {
-                        accept_streams(c, dir, &mut self.receiver);
-                    }
-                }
-            }
-            while let Some(e) = c.poll_endpoint_event() {
-                self.server_ep.handle_event(*h, e);
-            }
-            if !c.is_handshaking() && !c.is_closed() {
-                if download {
-                    send(c, &mut self.sender, self.receiver.read, self.bytes);
-                } else {
-                    let got = receive(c, now, &mut self.receiver, &mut no_limit, flow)?;
-                    read = read.saturating_add(got.bytes);
-                    self.fin_at = got.fin_at.or(self.fin_at);
                 }
             }
         }
         // Acknowledgements processed above may have freed send buffer: one more write.
-        let conn = if download {
-            self.server.as_mut().map(|(_, c)| &mut **c)
+        let sending = if download {
+            &mut self.server
         } else {
-            self.client.as_mut().map(|(_, c)| c)
+            &mut self.client
         };
-        if let Some(c) = conn.filter(|c| !c.is_handshaking() && !c.is_closed()) {
+        if let Some(c) = sending
+            .first_mut()
+            .filter(|c| !c.is_handshaking() && !c.is_closed())
+        {
             send(c, &mut self.sender, self.receiver.read, self.bytes);
         }
         self.read = self.read.saturating_add(read);
