@@ -17,8 +17,8 @@
 //! - `shipped_scenarios_first_runs{,_null_cipher}` (default: 94 runs, under a minute each in the test
 //!   build on two cores): the first run of each case's sweep (each part's first run for a study), into
 //!   `expected/first/`;
-//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: about 1,800 runs, 9.5 CPU minutes in a
-//!   release build): every run of every case, into `expected/every/`. Run them with
+//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: about 1,900 runs, 4–5 minutes each on two
+//!   cores in a release build): every run of every case, into `expected/every/`. Run them with
 //!   `cargo test --release -p mpquic-netsim --test equivalence -- --ignored`.
 //!
 //! To regenerate the stored files after an intended change of behaviour, run the test with
@@ -273,11 +273,11 @@ fn shipped_scenarios_first_runs_null_cipher() {
     check("first", &first_runs(cases()), Crypto::Null);
 }
 
-// Ignored in `cargo test`: about 1,800 runs take 9.5 CPU minutes in a release build (far longer in the test
-// build), more than CI's budget; the default tests above cover the first run of every case. Run it with
+// Ignored in `cargo test`: about 1,900 runs take 4–5 minutes on two cores in a release build (far longer in
+// the test build), more than CI's budget; the default tests above cover the first run of every case. Run it with
 // `cargo test --release -p mpquic-netsim --test equivalence -- --ignored` (docs/simulator-speed.md).
 #[test]
-#[ignore = "about 1,800 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
+#[ignore = "about 1,900 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run() {
     check("every", &cases(), Crypto::Aes128gcm);
 }
@@ -285,7 +285,7 @@ fn shipped_scenarios_every_run() {
 // Ignored for the same reason as `shipped_scenarios_every_run`, and run by the same command
 // (`cargo test --release -p mpquic-netsim --test equivalence -- --ignored`, docs/simulator-speed.md).
 #[test]
-#[ignore = "about 1,800 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
+#[ignore = "about 1,900 runs: cargo test --release -p mpquic-netsim --test equivalence -- --ignored"]
 fn shipped_scenarios_every_run_null_cipher() {
     check("every", &cases(), Crypto::Null);
 }
