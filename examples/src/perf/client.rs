@@ -186,10 +186,13 @@ pub async fn run(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    // One snapshot for the last interval and the summary, so that the intervals add up to the summary's
+    // path figures exactly (an acknowledgement arriving in between would otherwise count in one only).
+    let stats = conn.all_path_stats();
     // The last, shorter interval: from the last sample to the end of the transfer (every byte is delivered by
     // now), unless it is empty.
     if options.interval > 0.0 && seconds > last {
-        let paths = sampler.sample(&conn.all_path_stats(), seconds - last);
+        let paths = sampler.sample(&stats, seconds - last);
         if paths.iter().any(|p| p.bytes > 0) {
             let i = Interval::of(
                 last,
@@ -203,7 +206,6 @@ pub async fn run(
     }
     opener.abort();
     watcher.abort();
-    let stats = conn.all_path_stats();
     let receiver = ReceiverFigures::from(&conn.stats().reassembly);
     let multipath = conn.multipath();
     conn.close(VarInt::from_u32(0), b"done");
