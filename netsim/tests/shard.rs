@@ -56,7 +56,17 @@ fn s(p: &Path) -> &str {
 fn a_sweep_in_three_shards_merges_to_the_unsharded_bytes() {
     let dir = temp("sweep");
     let file = small_sweep(&dir);
-    let whole_json = run(&["sweep", s(&file), "--json"]).stdout;
+    let whole = run(&["sweep", s(&file), "--json"]);
+    let whole_json = String::from_utf8(whole.stdout).unwrap();
+    // stderr is not a terminal here: one plain progress line per finished run, with the count and the time.
+    let progress = String::from_utf8(whole.stderr).unwrap();
+    for k in 1..=12 {
+        assert!(
+            progress.contains(&format!("small_sweep.toml: {k}/12 runs done, ")),
+            "run {k}: {progress}"
+        );
+    }
+    assert!(progress.contains("s elapsed, about "), "{progress}");
     let whole_table = run(&["sweep", s(&file)]).stdout;
     let shards = dir.join("shards");
     for k in 1..=3 {
@@ -87,15 +97,21 @@ fn a_sweep_in_three_shards_merges_to_the_unsharded_bytes() {
     assert_eq!(one["total"], 12);
     let merged_json = run(&["merge", s(&shards), "--json"]).stdout;
     assert!(!whole_json.is_empty());
-    assert_eq!(
-        String::from_utf8(merged_json).unwrap(),
-        String::from_utf8(whole_json).unwrap()
-    );
+    assert_eq!(String::from_utf8(merged_json).unwrap(), whole_json);
     let merged_table = run(&["merge", s(&shards)]).stdout;
     assert_eq!(
         String::from_utf8(merged_table).unwrap(),
         String::from_utf8(whole_table).unwrap()
     );
+    // Shards from different machines: one directory each, merged by naming them all.
+    let nodes: Vec<PathBuf> = (1..=3).map(|k| dir.join(format!("node{k}"))).collect();
+    for (k, node) in (1..=3).zip(&nodes) {
+        std::fs::create_dir_all(node).unwrap();
+        let name = format!("shard-{k}-of-3.json");
+        std::fs::copy(shards.join(&name), node.join(&name)).unwrap();
+    }
+    let merged_nodes = run(&["merge", s(&nodes[0]), s(&nodes[1]), s(&nodes[2]), "--json"]).stdout;
+    assert_eq!(String::from_utf8(merged_nodes).unwrap(), whole_json);
 
     // A missing shard is named.
     let partial = dir.join("partial");
