@@ -2,9 +2,11 @@
 //! `QlogSeq` header and `Event` / `EventData` records in JSON-SEQ).
 //!
 //! Two mpquic endpoints (sans-IO core) are joined by the shared in-memory pair (`mpquic::proto::testing`) in
-//! virtual time, each side logging into memory. The scenarios cover what the writer can log: a two-path transfer with 3 % seeded loss, PATH_ABANDON
-//! of path 1 in the middle of a transfer, an active migration of path 0 to a new client address, a close, and
-//! a resumed connection that sends its request in 0-RTT packets.
+//! virtual time, each side logging into memory. The scenarios cover what the writer can log: path 1 set to
+//! backup and back, a two-path transfer with 3 % seeded loss, PATH_ABANDON of path 1 in the middle of a
+//! transfer, an active migration of path 0 to a new client address, a datagram, a reset stream and a stopped
+//! one, a close, and a resumed connection that sends its request in 0-RTT packets. The test asserts that each
+//! of these reached the logs (the events, the frame types, the packet types and the path states it expects).
 //!
 //! Every record of every log is then checked:
 //! - the header parses as `qlog::QlogSeq` (version "0.3", format "JSON-SEQ", the right vantage point);
@@ -251,6 +253,14 @@ fn multipath_scenario(logs: &Logs) {
         w.client.conn().path_stats(p1).is_some_and(|s| s.validated)
     });
     assert!(ok, "path 1 validated");
+    // PATH_STATUS_BACKUP, then PATH_STATUS_AVAILABLE (the transfers alone send neither).
+    w.client.conn().set_path_status(p1, PathStatus::Backup).unwrap();
+    w.run_for(Duration::from_millis(200));
+    w.client
+        .conn()
+        .set_path_status(p1, PathStatus::Available)
+        .unwrap();
+    w.run_for(Duration::from_millis(200));
 
     let mut u = Upload::new(400_000, 1);
     upload(&mut w, &mut u, |_| {});
@@ -274,6 +284,18 @@ fn multipath_scenario(logs: &Logs) {
         !w.client.conn().path_validation_pending(PathId(0))
     });
     assert!(ok, "the migrated path validated");
+
+    // Frames the transfers do not send: a DATAGRAM, RESET_STREAM of a unidirectional stream that carried
+    // data, STOP_SENDING on the receive side of a bidirectional one.
+    let c = w.client.conn();
+    c.send_datagram(Bytes::from_static(b"qlog")).unwrap();
+    let reset = c.open_uni().unwrap();
+    c.write(reset, Bytes::from_static(&[7; 1_000])).unwrap();
+    c.reset(reset, VarInt::from_u32(5)).unwrap();
+    let stopped = c.open_bi().unwrap();
+    c.write(stopped, Bytes::from_static(&[8; 10])).unwrap();
+    c.stop(stopped, VarInt::from_u32(6)).unwrap();
+    w.run_for(Duration::from_millis(300));
 
     let now = w.now;
     w.client
@@ -519,6 +541,8 @@ struct Seen {
     events: BTreeMap<String, usize>,
     extension_frames: BTreeMap<String, usize>,
     packet_types: BTreeSet<String>,
+    /// Every `frame_type` in a packet event, qlog 0.3 and extension frames alike.
+    frame_types: BTreeSet<String>,
     path_states: BTreeSet<String>,
     abandoned_losses: usize,
 }
@@ -592,6 +616,12 @@ fn check_log(name: &str, bytes: &[u8], seen: &mut Seen) -> Vec<String> {
         }
         if lookup(&ev, "data.path_abandoned").is_some() {
             seen.abandoned_losses += 1;
+        }
+        if let Some(frames) = lookup(&ev, "data.frames").and_then(Value::as_array) {
+            for f in frames {
+                seen.frame_types
+                    .insert(f["frame_type"].as_str().unwrap_or_default().to_owned());
+            }
         }
         // Multipath frames out of `frames`, each checked against its schema.
         let mut had_extension_frames = false;
@@ -687,8 +717,13 @@ fn every_event_mpquic_writes_is_read_by_the_qlog_crate() {
         errors.extend(check_log(name, bytes, &mut seen));
     }
     eprintln!(
-        "events {:?}\nmultipath frames {:?}\npacket types {:?}\npath states {:?}\nabandoned losses {}",
-        seen.events, seen.extension_frames, seen.packet_types, seen.path_states, seen.abandoned_losses
+        "events {:?}\nmultipath frames {:?}\nframe types {:?}\npacket types {:?}\npath states {:?}\nabandoned losses {}",
+        seen.events,
+        seen.extension_frames,
+        seen.frame_types,
+        seen.packet_types,
+        seen.path_states,
+        seen.abandoned_losses
     );
     assert!(
         errors.is_empty(),
@@ -711,11 +746,43 @@ fn every_event_mpquic_writes_is_read_by_the_qlog_crate() {
     ] {
         assert!(seen.events.contains_key(e), "no {e} event: {:?}", seen.events);
     }
-    for f in ["path_ack", "path_abandon", "path_new_connection_id"] {
+    for f in [
+        "path_ack",
+        "path_abandon",
+        "path_new_connection_id",
+        "path_retire_connection_id",
+        "path_status_backup",
+        "path_status_available",
+        "max_path_id",
+    ] {
         assert!(
             seen.extension_frames.contains_key(f),
             "no {f} frame: {:?}",
             seen.extension_frames
+        );
+    }
+    // The qlog 0.3 frames the scenarios send, each read by the crate in some packet event.
+    for f in [
+        "padding",
+        "ping",
+        "ack",
+        "crypto",
+        "stream",
+        "new_token",
+        "handshake_done",
+        "path_challenge",
+        "path_response",
+        "max_data",
+        "max_stream_data",
+        "datagram",
+        "reset_stream",
+        "stop_sending",
+        "connection_close",
+    ] {
+        assert!(
+            seen.frame_types.contains(f),
+            "no {f} frame: {:?}",
+            seen.frame_types
         );
     }
     for t in ["initial", "handshake", "0RTT", "1RTT"] {
@@ -725,7 +792,7 @@ fn every_event_mpquic_writes_is_read_by_the_qlog_crate() {
             seen.packet_types
         );
     }
-    for s in ["new", "validated", "migrated", "abandoned"] {
+    for s in ["new", "validated", "backup", "available", "migrated", "abandoned"] {
         assert!(
             seen.path_states.contains(s),
             "no path {s}: {:?}",
