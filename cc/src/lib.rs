@@ -203,3 +203,8 @@ pub use types::{
     SentEvent,
 };
 pub use window::RenoWindow;
+
+/// The crate README's examples, compiled and run as doctests so that the page crates.io shows stays correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

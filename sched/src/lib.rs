@@ -163,3 +163,8 @@ pub use error::{InvalidDecision, SchedError};
 pub use mpquic_types::SpecError;
 pub use scheduler::{Scheduler, select};
 pub use types::{AckInfo, ConnView, Decision, LossInfo, PathEvent, PathId, PathStatus, PathView, SentInfo};
+
+/// The crate README's examples, compiled and run as doctests so that the page crates.io shows stays correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -35,3 +35,8 @@ mod spec;
 pub use error::{SpecError, SyntaxReason};
 pub use path::{PathId, PathStatus};
 pub use spec::{Params, Spec};
+
+/// The crate README's examples, compiled and run as doctests so that the page crates.io shows stays correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
