@@ -13,12 +13,17 @@
 //!   client tasks each opening connections one after the other).
 //! - `--stack mpquic|mpquic-sp|quinn`: only that stack (repeatable).
 //! - `--resume`: rustls' default session resumption instead of full handshakes: the servers send two TLS 1.3
-//!   session tickets per connection, the client keeps up to 8 (rustls' in-memory store) and each new
-//!   connection resumes with one if it finds one. How many did is reported per run ("resumed k/N"): it
-//!   depends on the timing (when 64 connections end at once, 128 tickets arrive and only 8 are kept), so a
-//!   stack whose connections happen to stay in step resumes fewer, and each full handshake costs a P-256
-//!   signature and its verification more. Without `--resume` the servers send no tickets, every handshake is
-//!   full (the report shows "resumed 0/N"), and the stacks do the same cryptographic work.
+//!   session tickets per connection (right after reading the client's Finished, with HANDSHAKE_DONE), the
+//!   client keeps up to 8 per server name (rustls' in-memory store, shared by every connection of the client
+//!   configuration) and each new connection offers one if it finds one. Each run reports "resumed k/N": the
+//!   resumptions the server accepted (counted in its session cache, rustls' default of 256 sessions), then
+//!   how many connections offered a ticket, how many tickets the client received, how many of those the
+//!   store evicted unused (it keeps the 8 newest), and the longest run of tickets received with no connection
+//!   taking one in between. With C connections in flight, the first C find no ticket; every later one
+//!   finds one as long as tickets arrive one connection at a time, followed by that connection's next step
+//!   (each full handshake costs a P-256 signature and its verification more). Without `--resume` the servers
+//!   send no tickets, every handshake is full (the report shows "resumed 0/N"), and the stacks do the same
+//!   cryptographic work.
 //!
 //! One connection: the client connects, opens a bidirectional stream, writes one byte and finishes the stream,
 //! reads the server's echo to the end, then closes the connection. The server accepts, echoes the byte back on
@@ -159,15 +164,38 @@ struct CountingStore {
     taken: AtomicUsize,
     /// Connections that found none (full handshake).
     missed: AtomicUsize,
+    /// The store's bookkeeping, under one lock with the operations on `inner`.
+    book: std::sync::Mutex<StoreBook>,
+    /// The server's session cache, for the same measurement.
+    server: Arc<CountingServerCache>,
 }
+
+/// What happened in the store, in order: how many tickets it held (rustls keeps at most
+/// [`TICKETS_PER_SERVER`] per server name and evicts the oldest), how many it evicted unused, and the longest
+/// run of insertions with no connection taking a ticket in between (tickets that arrive in bursts).
+#[derive(Debug, Default)]
+struct StoreBook {
+    held: usize,
+    evicted: usize,
+    run: usize,
+    longest_run: usize,
+}
+
+/// rustls' `ClientSessionMemoryCache` keeps up to this many TLS 1.3 tickets per server name.
+const TICKETS_PER_SERVER: usize = 8;
 
 impl CountingStore {
     fn new() -> Arc<Self> {
         Arc::new(CountingStore {
+            server: Arc::new(CountingServerCache {
+                inner: rustls::server::ServerSessionMemoryCache::new(256),
+                resumed: AtomicUsize::new(0),
+            }),
             inner: rustls::client::ClientSessionMemoryCache::new(256),
             inserted: AtomicUsize::new(0),
             taken: AtomicUsize::new(0),
             missed: AtomicUsize::new(0),
+            book: std::sync::Mutex::new(StoreBook::default()),
         })
     }
 }
@@ -201,26 +229,76 @@ impl rustls::client::ClientSessionStore for CountingStore {
         value: rustls::client::Tls13ClientSessionValue,
     ) {
         self.inserted.fetch_add(1, Ordering::Relaxed);
+        let mut book = self
+            .book
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.inner.insert_tls13_ticket(name, value);
+        if book.held == TICKETS_PER_SERVER {
+            book.evicted += 1;
+        } else {
+            book.held += 1;
+        }
+        book.run += 1;
+        book.longest_run = book.longest_run.max(book.run);
     }
     fn take_tls13_ticket(
         &self,
         name: &rustls::pki_types::ServerName<'static>,
     ) -> Option<rustls::client::Tls13ClientSessionValue> {
+        let mut book = self
+            .book
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let t = self.inner.take_tls13_ticket(name);
+        book.held = book.held.saturating_sub(usize::from(t.is_some()));
+        book.run = 0;
         let counter = if t.is_some() { &self.taken } else { &self.missed };
         counter.fetch_add(1, Ordering::Relaxed);
         t
     }
 }
 
-/// The server's rustls configuration: with `resume`, rustls' default (two session tickets per connection);
-/// without, no tickets, so that every handshake is a full one.
-fn ticketing_server(c: &Certs, resume: bool) -> Res<Arc<rustls::ServerConfig>> {
+/// The server's session cache: rustls' default (`ServerSessionMemoryCache` of 256 sessions, which holds the
+/// sessions its TLS 1.3 tickets name), counting the sessions a ClientHello's ticket found: the resumptions the
+/// server accepted.
+#[derive(Debug)]
+struct CountingServerCache {
+    inner: Arc<rustls::server::ServerSessionMemoryCache>,
+    resumed: AtomicUsize,
+}
+
+impl rustls::server::StoresServerSessions for CountingServerCache {
+    fn put(&self, key: Vec<u8>, value: Vec<u8>) -> bool {
+        self.inner.put(key, value)
+    }
+    fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.inner.get(key)
+    }
+    fn take(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let v = self.inner.take(key);
+        if v.is_some() {
+            self.resumed.fetch_add(1, Ordering::Relaxed);
+        }
+        v
+    }
+    fn can_cache(&self) -> bool {
+        self.inner.can_cache()
+    }
+}
+
+/// The server's rustls configuration: with `resume`, rustls' default (two session tickets per connection,
+/// sessions in `cache`); without, no tickets, so that every handshake is a full one.
+fn ticketing_server(
+    c: &Certs,
+    resume: bool,
+    cache: &Arc<CountingServerCache>,
+) -> Res<Arc<rustls::ServerConfig>> {
     let mut config = (*rustls_server(c)?).clone();
     if !resume {
         config.send_tls13_tickets = 0;
     }
+    config.session_storage = cache.clone();
     Ok(Arc::new(config))
 }
 
@@ -255,7 +333,7 @@ fn mp_endpoints(
 ) -> Res<(mp::Endpoint, mp::Endpoint)> {
     let server = mp::Endpoint::server(
         mp::ServerConfig {
-            tls: ticketing_server(c, resume)?,
+            tls: ticketing_server(c, resume, &store.server)?,
             transport: mp_transport(stack),
         },
         loopback(),
@@ -282,7 +360,8 @@ fn quinn_endpoints(
     resume: bool,
     store: &Arc<CountingStore>,
 ) -> Res<(quinn::Endpoint, quinn::Endpoint)> {
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(ticketing_server(c, resume)?)?;
+    let crypto =
+        quinn::crypto::rustls::QuicServerConfig::try_from(ticketing_server(c, resume, &store.server)?)?;
     let server = quinn::Endpoint::new(
         quinn::EndpointConfig::default(),
         Some(quinn::ServerConfig::with_crypto(Arc::new(crypto))),
@@ -482,15 +561,24 @@ async fn bench(o: Options) -> Res<()> {
                 .await
                 .map_err(|_| format!("{}: timed out", stack.name()))??;
                 let rate = o.conns as f64 / d.as_secs_f64().max(1e-9);
+                let (evicted, longest_run) = {
+                    let book = store
+                        .book
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    (book.evicted, book.longest_run)
+                };
                 println!(
-                    "in flight {in_flight:>4}, run {}/{}: {:<27} {:>8.3} s {:>8.1} conn/s, resumed {}/{} ({} tickets)",
+                    "in flight {in_flight:>4}, run {}/{}: {:<27} {:>8.3} s {:>8.1} conn/s, resumed {}/{} (offered {}, \
+                     {} tickets, {evicted} evicted unused, longest burst {longest_run})",
                     run + 1,
                     o.runs,
                     stack.name(),
                     d.as_secs_f64(),
                     rate,
-                    store.taken.load(Ordering::Relaxed),
+                    store.server.resumed.load(Ordering::Relaxed),
                     store.taken.load(Ordering::Relaxed) + store.missed.load(Ordering::Relaxed),
+                    store.taken.load(Ordering::Relaxed),
                     store.inserted.load(Ordering::Relaxed),
                 );
                 r.push(rate);

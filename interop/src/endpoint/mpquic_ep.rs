@@ -142,8 +142,33 @@ impl Conn for MpConn {
         if let Some(s) = self.conn.cipher_suite() {
             f.push(("cipher", tls::suite_name(s).to_owned()));
         }
+        f.extend(transfer_facts(&self.conn));
         f
     }
+}
+
+/// The connection's transfer statistics (informational keys of the summary line): packets, losses, flow
+/// control as the sender saw it (time blocked on the peer's credit) and as the receiver gave it (credit
+/// updates, the longest time due credit stayed unsent), path 0's final datagram size and smoothed RTT.
+fn transfer_facts(conn: &mp::Connection) -> Vec<(&'static str, String)> {
+    let s = conn.stats();
+    let mut f = vec![
+        ("packets_sent", s.packets_sent.to_string()),
+        ("packets_received", s.packets_received.to_string()),
+        ("packets_lost", s.packets_lost.to_string()),
+        ("fc_blocked_us", s.flow.send_blocked_time.as_micros().to_string()),
+        ("fc_blocked_episodes", s.flow.send_blocked_episodes.to_string()),
+        ("credit_updates", s.flow.credit_updates.to_string()),
+        (
+            "credit_unsent_max_us",
+            s.flow.credit_due_unsent_max.as_micros().to_string(),
+        ),
+    ];
+    if let Some(p) = conn.path_stats(PathId(0)) {
+        f.push(("mtu", p.mtu.to_string()));
+        f.push(("srtt_us", p.srtt.as_micros().to_string()));
+    }
+    f
 }
 
 /// Opens the extra paths of `CLIENT_PATHS` and waits until each is validated.

@@ -133,6 +133,15 @@ impl Conn for NoqConn {
                 (s.frame_rx.retire_connection_id + s.frame_rx.path_retire_connection_id).to_string(),
             ),
             ("peer_backup", flag(s.frame_rx.path_status_backup > 0)),
+            // Transfer statistics (informational): as the mpquic endpoint reports them where noq counts the
+            // same thing; credit updates are the MAX_DATA and MAX_STREAM_DATA frames sent.
+            ("packets_sent", s.sent_packets.to_string()),
+            ("datagrams_received", s.udp_rx.datagrams.to_string()),
+            ("packets_lost", s.lost_packets.to_string()),
+            (
+                "credit_updates",
+                (s.frame_tx.max_data + s.frame_tx.max_stream_data).to_string(),
+            ),
         ]
     }
 }

@@ -4,8 +4,9 @@
 //! The receive task reads batches of datagrams (GRO-coalesced ones are split at their stride), asks the core
 //! endpoint which connection each belongs to (under the endpoint lock), then hands each to its connection
 //! (without the endpoint lock) and flushes what the connection has to send. When a batch advances several
-//! handshakes, their datagrams go to the connections' driver tasks instead, so that their TLS work runs on
-//! every worker thread and each connection answers as soon as its own work is done. New server
+//! handshakes (not yet confirmed, RFC 9001 §4.1.2), their datagrams go to the connections' driver tasks
+//! instead, so that their TLS work runs on every worker thread, each connection answers as soon as its own
+//! work is done, and a client's session tickets reach its store one connection at a time. New server
 //! connections are queued for [`Endpoint::accept`]. The task ends when every [`Endpoint`] handle is dropped
 //! and every connection has drained.
 
@@ -519,7 +520,10 @@ async fn receive(shared: Arc<EndpointShared>) {
         // part (a server's key exchange and signature, a client's certificate verification), which this one
         // task would otherwise do for all of them in turn, on one thread, before sending any answer. Those
         // datagrams go to their connections' drivers instead, which tokio runs on every worker thread, and
-        // each answers as soon as its own work is done. A lone handshake stays here (no task hop).
+        // each answers as soon as its own work is done. A lone handshake stays here (no task hop). A client's
+        // handshake lasts until confirmed, so that the server's session tickets, which come with its
+        // HANDSHAKE_DONE, are stored by each connection's driver rather than a batch's worth at once here
+        // (`ConnShared::handshaking` says why that matters).
         let defer_handshakes = several_handshakes(&routed);
         let mut routed = routed.drain(..).peekable();
         while let Some(first) = routed.next() {

@@ -92,6 +92,9 @@ pub(crate) struct ConnState {
     pub(crate) conn: CoreConnection,
     /// The handshake completed.
     pub(super) handshake_done: bool,
+    /// The handshake is confirmed (RFC 9001 §4.1.2): at the server when it completes, at the client when
+    /// HANDSHAKE_DONE arrives.
+    pub(super) handshake_confirmed: bool,
     /// Why the connection ended, once it did.
     pub(crate) error: Option<ConnectionError>,
     pub(super) connecting: Vec<Waker>,
@@ -138,6 +141,7 @@ impl ConnState {
                     self.handshake_done = true;
                     wake_all(&mut self.connecting);
                 }
+                Event::HandshakeConfirmed => self.handshake_confirmed = true,
                 Event::Stream(se) => match se {
                     StreamEvent::Opened { dir: Dir::Bi } => wake_all(&mut self.accept_bi),
                     StreamEvent::Opened { dir: Dir::Uni } => wake_all(&mut self.accept_uni),
@@ -263,8 +267,17 @@ pub(crate) struct ConnShared {
     /// Datagrams the endpoint's receive task left for the driver, oldest first: taken only under the `state`
     /// lock, so that a datagram the receive task processes itself once this is empty comes after them.
     inbox: Mutex<Vec<Received>>,
-    /// The handshake has not completed yet (cleared by the flush that sees it complete). The receive task
+    /// The handshake is not confirmed yet (cleared by the flush that sees it confirmed: RFC 9001 §4.1.2, at the
+    /// server when the handshake completes, at the client when HANDSHAKE_DONE arrives). The receive task
     /// leaves such a connection's datagrams to its driver when it has several handshakes to advance.
+    ///
+    /// A client's handshake counts until it is confirmed because the server's flight that confirms it also
+    /// carries its TLS session tickets (rustls sends them on reading the client's Finished). Processed by the
+    /// receive task, a batch delivered the tickets of every connection in it back to back, before any
+    /// application task woken by that batch could open its next connection: rustls' client store keeps 8
+    /// tickets per server, so a batch of 32 connections left tickets for 8 of their successors and the rest
+    /// made full handshakes. Processed by each connection's driver, a connection's tickets are followed by
+    /// its application's next step, as in a stack with one task per connection.
     handshaking: AtomicBool,
     /// The transmit side; see [`ConnShared::flush`].
     tx: Mutex<Tx>,
@@ -299,6 +312,7 @@ impl ConnShared {
             state: Mutex::new(ConnState {
                 conn,
                 handshake_done: false,
+                handshake_confirmed: false,
                 error: None,
                 connecting: Vec::new(),
                 readable: WakerMap::default(),
@@ -500,7 +514,7 @@ impl ConnShared {
             f.sent = n > 0;
             tx.out.stats.turns += u64::from(f.sent);
             st.process_events();
-            if st.handshake_done {
+            if st.handshake_confirmed {
                 self.handshaking.store(false, Ordering::Release);
             }
             f.drained = st.conn.is_drained();
