@@ -39,6 +39,7 @@ mod pmtud;
 mod probes;
 mod qlog;
 mod recv;
+mod records_pool;
 mod reinject;
 mod retry;
 mod scheduling;
@@ -249,6 +250,8 @@ pub struct Connection {
     endpoint_events: VecDeque<EndpointEvent>,
     datagrams_in: VecDeque<Bytes>,
     datagrams_out: datagram_queue::DatagramQueue,
+    /// Emptied frame-record vectors of acknowledged packets, for the next packets built.
+    records_pool: records_pool::RecordsPool,
     /// Whether the client sent its first Handshake packet (it then discards Initial keys).
     sent_handshake: bool,
     /// The peer's ack_delay_exponent.
@@ -502,6 +505,7 @@ impl Connection {
             endpoint_events: VecDeque::new(),
             datagrams_in: VecDeque::new(),
             datagrams_out: datagram_queue::DatagramQueue::default(),
+            records_pool: records_pool::RecordsPool::default(),
             sent_handshake: false,
             peer_ack_delay_exponent: 3,
             anti_deadlock_probe: false,
