@@ -57,7 +57,11 @@ mod tests {
     fn reuses_an_emptied_vector() {
         let mut pool = RecordsPool::default();
         let mut r = pool.take();
-        assert_eq!(r.capacity(), 0, "an empty pool hands out a vector that has not allocated");
+        assert_eq!(
+            r.capacity(),
+            0,
+            "an empty pool hands out a vector that has not allocated"
+        );
         r.push(FrameRecord::HandshakeDone);
         r.push(FrameRecord::NewToken);
         let cap = r.capacity();
@@ -79,6 +83,10 @@ mod tests {
         for _ in 0..RecordsPool::MAX_VECTORS + 5 {
             pool.give(Records::with_capacity(2));
         }
-        assert_eq!(pool.len(), RecordsPool::MAX_VECTORS, "at most MAX_VECTORS are kept");
+        assert_eq!(
+            pool.len(),
+            RecordsPool::MAX_VECTORS,
+            "at most MAX_VECTORS are kept"
+        );
     }
 }
