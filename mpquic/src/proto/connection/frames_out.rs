@@ -54,9 +54,9 @@ pub(super) type Records = Vec<FrameRecord>;
 impl Connection {
     /// A packet carrying `records` was acknowledged; returns the STREAM payload bytes among them (the path's
     /// acknowledged-bytes counter).
-    pub(super) fn on_records_acked(&mut self, records: Records) -> u64 {
+    pub(super) fn on_records_acked(&mut self, mut records: Records) -> u64 {
         let mut stream_bytes = 0u64;
-        for r in records {
+        for r in records.drain(..) {
             match r {
                 FrameRecord::Stream(s) => {
                     stream_bytes = stream_bytes.saturating_add(s.len);
@@ -86,6 +86,7 @@ impl Connection {
                 | FrameRecord::NewToken => {}
             }
         }
+        self.records_pool.give(records);
         stream_bytes
     }
 

@@ -38,6 +38,7 @@ mod paths;
 mod pmtud;
 mod probes;
 mod qlog;
+mod records_pool;
 mod recv;
 mod reinject;
 mod retry;
@@ -249,6 +250,10 @@ pub struct Connection {
     endpoint_events: VecDeque<EndpointEvent>,
     datagrams_in: VecDeque<Bytes>,
     datagrams_out: datagram_queue::DatagramQueue,
+    /// Emptied frame-record vectors of acknowledged packets, for the next packets built.
+    records_pool: records_pool::RecordsPool,
+    /// The receive arena of `handle_datagram` (empty between datagrams; see `recv::RX_ARENA`).
+    rx_arena: bytes::BytesMut,
     /// Whether the client sent its first Handshake packet (it then discards Initial keys).
     sent_handshake: bool,
     /// The peer's ack_delay_exponent.
@@ -502,6 +507,8 @@ impl Connection {
             endpoint_events: VecDeque::new(),
             datagrams_in: VecDeque::new(),
             datagrams_out: datagram_queue::DatagramQueue::default(),
+            records_pool: records_pool::RecordsPool::default(),
+            rx_arena: bytes::BytesMut::new(),
             sent_handshake: false,
             peer_ack_delay_exponent: 3,
             anti_deadlock_probe: false,

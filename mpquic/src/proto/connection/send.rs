@@ -362,7 +362,7 @@ impl Connection {
         let pe = header.encode(pn, pn_len, buf);
         let body_start = buf.len();
         let end = max_size.saturating_sub(TAG_LEN);
-        let mut records: Records = Vec::new();
+        let mut records: Records = self.records_pool.take();
         let mut ack_eliciting = false;
         self.write_ack_frame(now, level, path_id, buf, end, &mut records);
         if level == Level::OneRtt {
@@ -431,6 +431,7 @@ impl Connection {
         }
         if buf.len() == body_start {
             buf.truncate(start);
+            self.records_pool.give(records);
             return None;
         }
         self.seal_packet(

@@ -406,9 +406,15 @@ impl<T> SentPackets<T> {
     }
 }
 
-/// The first number of the increasing `list` that is at least `pn`.
+/// The first number of the increasing `list` that is at least `pn`. The usual query (an acknowledgement of
+/// recent packets, tombstones and skipped numbers all older) is answered by the last element alone, without
+/// the binary search over the deque's two halves.
 fn first_at_least(list: &VecDeque<u64>, pn: u64) -> Option<u64> {
-    list.get(list.partition_point(|&x| x < pn)).copied()
+    match list.back() {
+        None => None,
+        Some(&last) if last < pn => None,
+        Some(_) => list.get(list.partition_point(|&x| x < pn)).copied(),
+    }
 }
 
 /// Inserts `pn` into the increasing `list` (at the end in the usual case: losses are declared in order).
