@@ -252,8 +252,6 @@ pub struct Connection {
     datagrams_out: datagram_queue::DatagramQueue,
     /// Emptied frame-record vectors of acknowledged packets, for the next packets built.
     records_pool: records_pool::RecordsPool,
-    /// The receive arena of `handle_datagram` (empty between datagrams; see `recv::RX_ARENA`).
-    rx_arena: bytes::BytesMut,
     /// Whether the client sent its first Handshake packet (it then discards Initial keys).
     sent_handshake: bool,
     /// The peer's ack_delay_exponent.
@@ -508,7 +506,6 @@ impl Connection {
             datagrams_in: VecDeque::new(),
             datagrams_out: datagram_queue::DatagramQueue::default(),
             records_pool: records_pool::RecordsPool::default(),
-            rx_arena: bytes::BytesMut::new(),
             sent_handshake: false,
             peer_ack_delay_exponent: 3,
             anti_deadlock_probe: false,

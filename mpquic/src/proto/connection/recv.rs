@@ -19,10 +19,6 @@ use super::close::State;
 use super::spaces::level_index;
 use super::{Connection, ConnectionError, EndpointEvent, Event};
 
-/// The size of the receive arena of [`Connection::handle_datagram`]: thirteen 1200-byte datagrams share one
-/// allocation. It is the most a connection keeps between datagrams.
-pub(super) const RX_ARENA: usize = 16 * 1024;
-
 /// The datagram being processed, passed down to its packets and frames: where it came from, its size and
 /// ECN mark, and what its packets decided about it.
 #[derive(Debug)]
@@ -44,15 +40,8 @@ pub(super) struct RxDatagram {
 
 impl Connection {
     /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The datagram is
-    /// copied once into the connection's receive arena and handed to [`Connection::handle_datagram_buf`];
-    /// callers that own their receive buffer as a `BytesMut` should call that directly and save the copy.
-    ///
-    /// The arena is one buffer of [`RX_ARENA`] bytes (or one datagram, if larger) that successive datagrams
-    /// are copied into and split off, so that datagrams share one allocation and its reference count instead
-    /// of allocating a buffer and a `Bytes` control block each. Once every datagram split off it is released
-    /// (the usual case: a packet's data is read or dropped before the arena fills), the next one reuses it
-    /// in place. A datagram whose data is still held (an out-of-order STREAM frame) keeps its arena alive, as
-    /// it kept its own buffer before; the arena then moves to a new allocation.
+    /// copied once into a [`BytesMut`] and handed to [`Connection::handle_datagram_buf`]; callers that own
+    /// their receive buffer as a `BytesMut` should call that directly and save the copy.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
@@ -61,12 +50,7 @@ impl Connection {
         ecn: Option<EcnCodepoint>,
         data: &mut [u8],
     ) {
-        if self.rx_arena.capacity() < data.len() {
-            self.rx_arena.reserve(data.len().max(RX_ARENA));
-        }
-        self.rx_arena.extend_from_slice(data);
-        let buf = self.rx_arena.split();
-        self.handle_datagram_buf(now, local, remote, ecn, buf);
+        self.handle_datagram_buf(now, local, remote, ecn, BytesMut::from(&*data));
     }
 
     /// Processes one UDP datagram received from `remote` (on local address `local`, if known), taking
