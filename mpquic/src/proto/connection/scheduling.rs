@@ -252,22 +252,32 @@ impl Connection {
     /// The last answer, if it may be taken again at `now` without asking (see the module documentation).
     fn reused_decision(&self, now: Instant) -> Option<PathId> {
         let r = self.sched_state.reusable?;
+        if r.at != now
+            || r.inputs != self.sched_state.inputs
+            || r.sent_elsewhere != self.sent_elsewhere(r.path)
+        {
+            return None;
+        }
         let cc = self.cc.as_ref();
-        let same = r.at == now
-            && r.inputs == self.sched_state.inputs
-            && r.sent_elsewhere == self.sent_elsewhere(r.path)
-            && self.sched_state.others.len() + 1 == self.paths.len()
+        let others_same = self.sched_state.others.len() + 1 == self.paths.len()
             && self
                 .sched_state
                 .others
                 .iter()
                 .all(|&(q, w, rate)| cc.window(q) == w && cc.pacing_rate(q) == rate);
-        // `can_carry_data` tests a datagram of the path's size; the scheduler tested the view's packet size.
-        let fits = |p: &super::paths::Path| {
-            p.recovery.bytes_in_flight().saturating_add(r.packet_size) <= cc.window(r.path)
+        // `can_carry_data` (one window read): a datagram of the path's size fits the window and the pacer,
+        // and so does the view's packet size, which the scheduler tested (`PathView::can_send`).
+        let waiting = self.streams.has_stream_data() || !self.datagrams_out.is_empty();
+        let can_send = |p: &super::paths::Path| {
+            let size = u64::from(p.mtu).max(r.packet_size);
+            p.abandoned_at.is_none()
+                && p.validated
+                && p.recovery.bytes_in_flight().saturating_add(size) <= cc.window(r.path)
+                && p.recovery
+                    .next_send_time(now, u64::from(p.mtu), cc)
+                    .is_none_or(|t| t <= now)
         };
-        (same && self.can_carry_data(r.path, now) && self.paths.get(&r.path).is_some_and(fits))
-            .then_some(r.path)
+        (others_same && waiting && self.paths.get(&r.path).is_some_and(can_send)).then_some(r.path)
     }
 
     /// Debug builds: the scheduler, asked, gives the reused answer (a reusable scheduler keeps no state, so
