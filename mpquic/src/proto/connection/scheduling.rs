@@ -34,7 +34,7 @@
 //! ([`Scheduler::reuses_decisions`](crate::sched::Scheduler::reuses_decisions): its answer is a function of
 //! the path views alone, and a chosen path that can still send stays chosen) is asked once, and its
 //! [`Decision::Path`] is taken again for the next packets, without views, while all of this holds:
-//! * no input event reached the connection since the answer: [`SchedState::inputs`] counts them, bumped by
+//! * no input event reached the connection since the answer: `SchedState::inputs` counts them, bumped by
 //!   every call that can change what a view shows (a datagram received: acknowledgements, losses, RTT
 //!   samples, path frames, MTU; a timer; a path opened, closed or given another status; a migration; a
 //!   penalised path; a new send batch);
@@ -65,8 +65,6 @@
 use std::time::Instant;
 
 use crate::cc::PathId;
-#[cfg(doc)]
-use crate::sched::Scheduler;
 use crate::sched::{ConnView, Decision, PathView};
 
 use super::Connection;
