@@ -83,6 +83,9 @@
 //! (`now` is an input) and use no unseeded randomness; iterate state in path-ID order (`BTreeMap`, sorted
 //! vectors), so that the same inputs give the same decisions; never panic on any view or event sequence.
 //! Per-connection and per-path state lives in the scheduler object; the callbacks keep it current.
+//! A stateless scheduler whose answer only depends on which paths can send (minRTT, for one) may return
+//! `true` from [`Scheduler::reuses_decisions`]: the connection then reuses its last path for the next
+//! packets of the same instant without asking, until an event changes what it sees.
 //!
 //! ## Your own scheduler, outside this crate
 //! Register it with [`registry::register`]: from then on [`registry::build`] builds it from a specification

@@ -34,6 +34,36 @@ pub trait Scheduler: Send + std::fmt::Debug {
         self.select_send(conn, now)
     }
 
+    /// Whether the connection may reuse this scheduler's last [`Decision::Path`] for the next packet without
+    /// asking again. Default `false`: asked for every packet.
+    ///
+    /// A scheduler that returns `true` promises that asking again would return the same path whenever
+    /// * the connection received nothing, no timer fired and no path was opened, closed or changed status or
+    ///   MTU since the answer (so every RTT, window, liveness flag, delivery rate and status is unchanged);
+    /// * the clock `now` is the same;
+    /// * since the answer, packets were sent only on the chosen path, and it still passes
+    ///   [`crate::PathView::can_send`] for the view's packet size.
+    ///
+    /// Between two such questions the views differ only in the chosen path's `bytes_in_flight` and
+    /// `pacing_budget` (and possibly its `cwnd`, which a controller may adjust as it sends), and in the
+    /// connection's backlog: [`ConnView::bytes_waiting`], [`ConnView::flow_credit`],
+    /// [`ConnView::retransmit_queue`] and with it [`ConnView::is_retransmission`]. So the promise holds for a
+    /// scheduler that
+    /// 1. keeps no state that [`Scheduler::select_send`], [`Scheduler::select_retrans`] or
+    ///    [`Scheduler::on_sent`] change (its answer is a function of the views);
+    /// 2. answers new data and retransmissions alike and reads none of the backlog fields above (nor
+    ///    `batch_packets`);
+    /// 3. reads the chosen path's window and bytes in flight only through [`crate::PathView::can_send`] /
+    ///    [`crate::PathView::may_send`] (directly or through [`ConnView::eligible`]): a chosen path that
+    ///    still can send stays chosen when its free window shrinks.
+    ///
+    /// The connection still reports every packet with [`Scheduler::on_sent`] and asks again after any input
+    /// event. A scheduler that opts in without all three properties would see packets placed where it would
+    /// not have placed them: keep the default unless each one holds.
+    fn reuses_decisions(&self) -> bool {
+        false
+    }
+
     /// A packet was sent (after a decision, or by the connection on its own: probes, ACK-only packets).
     fn on_sent(&mut self, _sent: &SentInfo) {}
 

@@ -9,6 +9,11 @@
 //!
 //! Specification: `backup:2=0,1=1` (path ID = rank; 0 is the highest priority); unranked paths come after
 //! every ranked one, in path-ID order. `backup:strict=true` for no overflow.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): offered. Its answer is the first eligible path in
+//! rank order that can send (strict: the first eligible path, if it can send): a function of status, liveness,
+//! may/can send and the fixed ranks. While the chosen path can still send it stays first. Ranks are
+//! configuration, not state.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -51,6 +56,11 @@ impl Backup {
 impl Scheduler for Backup {
     fn name(&self) -> &'static str {
         "backup"
+    }
+
+    /// Yes: see the module documentation.
+    fn reuses_decisions(&self) -> bool {
+        true
     }
 
     fn select_send(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {

@@ -24,6 +24,10 @@
 //!
 //! Not implemented: the kernel's refinements of `X` (linger time from per-path min/max srtt, slow-start
 //! doubling); the paper form above is used.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. It reads the flow-control credit and
+//! the slow path's bytes in flight beyond the can-send test (the send window `SW`), and adapts λ as it decides
+//! and hears of sent packets.
 
 use std::time::Instant;
 

@@ -14,6 +14,9 @@
 //! decision is [`Decision::Wait`] (sending the packet elsewhere would break the in-order arrival the plan
 //! was built for). Batches whose path is no longer eligible are skipped. When the walk reaches the end of the
 //! plan, or on any path event, the plan is rebuilt from the current view.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. It walks a plan: every decision
+//! advances its position, so the next answer depends on the last one.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

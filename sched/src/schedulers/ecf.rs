@@ -22,6 +22,9 @@
 //!
 //! `β = 0.25` (kernel `mptcp_ecf_r_beta = 4`); the `waiting` bit (`switching_margin`) is the hysteresis that
 //! keeps ECF waiting once it started. Retransmissions use the same rule.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. It reads the backlog `k`, which
+//! shrinks with every packet sent, and keeps a hysteresis bit set as it decides.
 
 use std::time::Instant;
 

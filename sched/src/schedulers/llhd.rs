@@ -13,6 +13,11 @@
 //! while it has room. Raise `beta` (e.g. `llhd:beta=1`) to weigh latency more. A connection feeds the
 //! delivery rate of its paths' estimators; before any path has a rate sample the first term is 0 for every
 //! path and LLHD acts as minRTT.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): offered. Its answer maximises γ over the sendable
+//! paths, with γ built from delivery rates and smoothed RTTs (which change only with acknowledgements) and maxima
+//! over the eligible paths (which change only with liveness and may-send, unchanged while the chosen path can
+//! still send). No state.
 
 use std::time::Instant;
 
@@ -51,6 +56,11 @@ impl Default for Llhd {
 impl Scheduler for Llhd {
     fn name(&self) -> &'static str {
         "llhd"
+    }
+
+    /// Yes: see the module documentation.
+    fn reuses_decisions(&self) -> bool {
+        true
     }
 
     fn select_send(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {

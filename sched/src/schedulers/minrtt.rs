@@ -10,6 +10,12 @@
 //! NSDI 2012, §4.2) are not part of it here: the mpquic connection implements them for every scheduler (its
 //! `reinjection` transport setting), since they re-send data and write to the congestion controller, which
 //! a scheduler cannot.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): offered. Its answer is the fastest sendable path
+//! of the eligible tier: a function of each path's status, liveness, srtt and whether it may/can send. Sending on
+//! the chosen path changes only that path's window use and pacer; while it can still send it stays sendable,
+//! stays in the tier (a path that can send also may send, so the tier does not change) and its srtt is unchanged,
+//! and no other path changed: the answer is the same. Stateless, and retransmissions are placed like new data.
 
 use std::time::Instant;
 
@@ -45,6 +51,11 @@ impl MinRtt {
 impl Scheduler for MinRtt {
     fn name(&self) -> &'static str {
         "minrtt"
+    }
+
+    /// Yes: see the module documentation.
+    fn reuses_decisions(&self) -> bool {
+        true
     }
 
     fn select_send(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {

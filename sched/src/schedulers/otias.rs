@@ -25,6 +25,9 @@
 //! per-packet scheduler has no per-path queue, so it returns [`Decision::Wait`] instead: the packet waits
 //! for that path's window (only paths that will open without a path event are considered, so the wait
 //! ends).
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Its arrival estimate reads the
+//! backlog and the free window of every path, both of which each packet sent changes.
 
 use std::time::Instant;
 

@@ -8,6 +8,10 @@
 //!
 //! QUIC mapping: duplicated STREAM frames are legal, the receiver drops the copies. Bandwidth is spent to
 //! buy latency and resilience; Linux MPTCP's redundant scheduler (`mptcp_redundant.c`) notes goodput must drop.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. It duplicates on every sendable
+//! path, so the packets it places go on several paths and change the next answer, and it places retransmissions
+//! (minRTT) differently from new data while the retransmission queue drains packet by packet.
 
 use std::time::Instant;
 

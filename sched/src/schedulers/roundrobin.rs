@@ -26,6 +26,9 @@
 //! keep one meaning of "backup" for every scheduler). Retransmissions take the next turn like new data, but
 //! prefer a path they were not sent on (the shared reinjection rule). Kept as a baseline: kernel maintainers
 //! see no real use case for it beyond testing (mptcp_net-next#194).
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Every decision advances the chosen
+//! path's quota (and rounds reset): the answer rotates by design.
 
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -4,6 +4,10 @@
 //! Rule: the eligible path (backup rule of Linux MPTCP's `mptcp_is_available` applied) with the lowest path ID carries
 //! every packet; when its window is full the scheduler waits for it rather than overflow to another path. It moves
 //! to the next path only when that one dies (abandoned, potentially failed) or changes status.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): offered. Its answer is the lowest-numbered
+//! eligible path if it can send: a function of status, liveness and may/can send. While the chosen path can still
+//! send nothing it reads has changed (see [`crate::Scheduler::reuses_decisions`]). Stateless.
 
 use std::time::Instant;
 
@@ -28,6 +32,11 @@ impl Single {
 impl Scheduler for Single {
     fn name(&self) -> &'static str {
         "single"
+    }
+
+    /// Yes: see the module documentation.
+    fn reuses_decisions(&self) -> bool {
+        true
     }
 
     fn select_send(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {

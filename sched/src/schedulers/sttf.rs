@@ -26,6 +26,9 @@
 //! fast path delivers its next round (13 200 B = 11 packets, at 30 ms) and nothing more (the round after
 //! arrives at 50 ms): 11 < 47, so the slow path gets a share and carries packets until its window is full
 //! (5 packets); the rest waits for the fast path. With a backlog of 11 packets or fewer it carries none.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Its transfer-time model reads the
+//! backlog and the free window of every path, both of which each packet sent changes.
 
 use std::time::{Duration, Instant};
 

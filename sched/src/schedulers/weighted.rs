@@ -9,6 +9,9 @@
 //! Specification: `weighted:1=3,2=1` (path ID = weight). Paths without a weight get `default` (1 unless set,
 //! e.g. `weighted:0=5,default=2`). A weight of 0 excludes the path: if only zero-weight paths could send the
 //! decision is [`Decision::Wait`]. The backup rule of Linux MPTCP's `mptcp_is_available` applies before weights.
+//!
+//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Every decision moves credit between
+//! the paths (smooth weighted round-robin): the answer rotates by design.
 
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -352,6 +352,7 @@ impl Connection {
     /// switches to a spare connection ID of the server, sends from `new_local` and validates the new path.
     /// Congestion and RTT state are reset unless only the port changed (RFC 9000 §9.4).
     pub fn migrate(&mut self, now: Instant, new_local: SocketAddr) -> Result<(), MigrateError> {
+        self.sched_input();
         if self.side != Side::Client {
             return Err(MigrateError::NotClient);
         }

@@ -95,6 +95,7 @@ impl Connection {
         remote: SocketAddr,
         status: PathStatus,
     ) -> Result<PathId, OpenPathError> {
+        self.sched_input();
         if self.side != Side::Client {
             return Err(OpenPathError::NotClient);
         }
@@ -238,6 +239,7 @@ impl Connection {
         path: PathId,
         error_code: crate::proto::coding::VarInt,
     ) -> Result<(), ClosePathError> {
+        self.sched_input();
         if !self.multipath() {
             return Err(ClosePathError::NotNegotiated);
         }
@@ -363,6 +365,7 @@ impl Connection {
     /// Marks `path` available or backup and tells the peer with PATH_STATUS_AVAILABLE / PATH_STATUS_BACKUP
     /// (draft-ietf-quic-multipath-21 §3; advisory for the peer's scheduler, binding for ours).
     pub fn set_path_status(&mut self, path: PathId, status: PathStatus) -> Result<(), ClosePathError> {
+        self.sched_input();
         if !self.multipath() {
             return Err(ClosePathError::NotNegotiated);
         }

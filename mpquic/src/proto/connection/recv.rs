@@ -65,6 +65,8 @@ impl Connection {
         mut data: BytesMut,
     ) {
         self.qlog_sync(super::qlog::Call::Receive);
+        // Acknowledgements, losses, RTT samples, path frames: the scheduler's views may change.
+        self.sched_input();
         if matches!(self.state, State::Draining { .. } | State::Drained) {
             return;
         }

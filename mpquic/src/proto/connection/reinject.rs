@@ -413,6 +413,7 @@ impl Connection {
             rtt: rtt.snapshot(),
         };
         self.cc.on_penalize(&ev);
+        self.sched_input();
         self.reinject.penalised_at.insert(path, now);
         self.reinject.penalised_at.retain(|p, _| self.paths.contains(p));
         self.reinject.stats.penalisations += 1;

@@ -25,9 +25,38 @@
 //! datagrams fill a batch and its stream data stays contiguous (whole runs of offsets acknowledged
 //! together, fewer holes to reassemble at the receiver), while the rotation, and so its share, is kept.
 //! Without a batch (the default, and the simulator) `batch_packets` is 1. A batched sender with a single
-//! path asks the scheduler once per instant (`now`) and sends on while that path's window and pacer allow:
-//! with one path and a clock that stands still the scheduler has nothing else to decide, and the views it
-//! would get cost as much as the rest of the packet's bookkeeping.
+//! path reuses the scheduler's answer like a reusable scheduler's (below), whatever the scheduler: with one
+//! path and a clock that stands still the scheduler has nothing else to decide, and the views it would get
+//! cost as much as the rest of the packet's bookkeeping.
+//!
+//! **Reused answers.** Building a view of every path for every data packet is the largest per-packet cost
+//! of a multipath sender. A scheduler that declares its answer reusable
+//! ([`Scheduler::reuses_decisions`](crate::sched::Scheduler::reuses_decisions): its answer is a function of
+//! the path views alone, and a chosen path that can still send stays chosen) is asked once, and its
+//! [`Decision::Path`] is taken again for the next packets, without views, while all of this holds:
+//! * no input event reached the connection since the answer: `SchedState::inputs` counts them, bumped by
+//!   every call that can change what a view shows (a datagram received: acknowledgements, losses, RTT
+//!   samples, path frames, MTU; a timer; a path opened, closed or given another status; a migration; a
+//!   penalised path; a new send batch);
+//! * the clock `now` is the one of the answer;
+//! * every packet sent since went on the chosen path (the connection's packet count minus the path's is
+//!   unchanged), and the other paths' windows and pacing rates read the same (no controller moved them);
+//! * the chosen path can still carry data, by the connection's test (`can_carry_data`: window and pacer
+//!   for a full-sized datagram of the path) and by the scheduler's ([`PathView::can_send`] for the view's
+//!   packet size, the first path's datagram size).
+//!
+//! Then the views the scheduler would get differ from the last ones only in the chosen path's window use,
+//! its pacer and the connection's backlog, none of which changes a reusable scheduler's answer; the reused
+//! decision is committed exactly as an asked one, and every packet is still reported with `on_sent`.
+//!
+//! **Nothing to decide.** A scheduler returns only paths that pass [`PathView::can_send`]; when no path
+//! does (every window full, pacer closed or path dead), its answer can only send nothing. A reusable
+//! scheduler, which keeps no state, is then not asked at all, and no views are built: the connection reads
+//! each path's liveness, window and pacer directly (`no_path_can_send`). Another scheduler is still asked
+//! (it may move its state when asked: ECF's waiting bit, BLEST's λ, a rotation).
+//!
+//! Debug builds ask the scheduler anyway in both cases and check that it gives the reused answer, or sends
+//! nothing.
 //!
 //! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
 //! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
@@ -42,7 +71,7 @@ use super::Connection;
 use super::reinject::ReinjectPlan;
 
 /// The connection's side of the scheduler conversation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct SchedState {
     /// The scheduler's path views, kept to reuse their allocation (rebuilt for every decision).
     views: Vec<PathView>,
@@ -59,8 +88,47 @@ pub(super) struct SchedState {
     reinjection_packet: bool,
     /// The sender's batch ([`Connection::set_send_batch`]).
     batch: SendBatch,
-    /// A batched sender on a connection with a single path: that path and the time the scheduler chose it.
-    single_path_turn: Option<(PathId, Instant)>,
+    /// Input events that can change a path view (see the module documentation): a reused answer is valid
+    /// only while this count is the one it was given under.
+    pub(super) inputs: u64,
+    /// The scheduler's last reusable answer.
+    reusable: Option<Reusable>,
+    /// The windows and pacing rates of the paths other than the reusable answer's, when it was given.
+    others: Vec<(PathId, u64, Option<u64>)>,
+    /// The view's packet size at the last question.
+    packet_size: u64,
+    /// Debug builds: check every reused answer against a fresh one (tests that count questions turn it off).
+    verify_reuse: bool,
+}
+
+/// A scheduler's answer that later packets may reuse without asking (see the module documentation).
+#[derive(Debug, Clone, Copy)]
+struct Reusable {
+    path: PathId,
+    at: Instant,
+    inputs: u64,
+    packet_size: u64,
+    /// Packets sent by the connection on other paths than `path` when the answer was given.
+    sent_elsewhere: u64,
+}
+
+impl Default for SchedState {
+    fn default() -> Self {
+        SchedState {
+            views: Vec::new(),
+            committed: None,
+            deferred: false,
+            packet_repeats_data: false,
+            reinjecting: false,
+            reinjection_packet: false,
+            batch: SendBatch::default(),
+            inputs: 0,
+            reusable: None,
+            others: Vec::new(),
+            packet_size: 1200,
+            verify_reuse: cfg!(debug_assertions),
+        }
+    }
 }
 
 /// How many datagrams the sender groups into one batch to one destination.
@@ -122,27 +190,117 @@ impl Connection {
             self.sched_state.committed = None;
             self.sched_state.deferred = false;
         }
-        // A batched sender with a single path: the scheduler chooses once per instant. Until the clock moves
-        // nothing it sees changes but that path's window and pacer, which `can_carry_data` checks.
-        let single = self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1;
-        if single
-            && let Some((p, at)) = self.sched_state.single_path_turn
-            && at == now
-            && self.can_carry_data(p, now)
-        {
+        // The last answer, if nothing it depends on changed (see the module documentation).
+        if let Some(p) = self.reused_decision(now) {
+            self.verify_reused(now, p);
+            self.sched_state.committed = Some(Decision::Path(p));
+            self.sched_state.deferred = false;
             return Some(p);
         }
-        self.sched_state.single_path_turn = None;
+        self.sched_state.reusable = None;
         let decision = self.ask_scheduler(now)?;
         let first = decision.paths().first().copied();
         if let Some(p) = first {
+            if matches!(decision, Decision::Path(_)) && self.answers_reusable() {
+                self.keep_reusable(p, now);
+            }
             self.sched_state.committed = Some(decision);
             self.sched_state.deferred = false;
-            if single {
-                self.sched_state.single_path_turn = Some((p, now));
-            }
         }
         first
+    }
+
+    /// Counts an input event: answers given before it are not reused (see the module documentation).
+    pub(super) fn sched_input(&mut self) {
+        self.sched_state.inputs = self.sched_state.inputs.wrapping_add(1);
+    }
+
+    /// Whether the scheduler's answers may be reused: it says so, or the sender batches on a single path
+    /// (one path leaves nothing else to decide while the clock stands still).
+    fn answers_reusable(&self) -> bool {
+        self.sched.reuses_decisions() || (self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1)
+    }
+
+    /// Packets sent on other paths than `path`.
+    fn sent_elsewhere(&self, path: PathId) -> u64 {
+        let here = self.paths.get(&path).map_or(0, |p| p.packets_sent);
+        self.stats.packets_sent.wrapping_sub(here)
+    }
+
+    /// Records the scheduler's answer `path` at `now` for reuse.
+    fn keep_reusable(&mut self, path: PathId, now: Instant) {
+        let cc = self.cc.as_ref();
+        let others = &mut self.sched_state.others;
+        others.clear();
+        others.extend(
+            self.paths
+                .ids()
+                .filter(|q| *q != path)
+                .map(|q| (q, cc.window(q), cc.pacing_rate(q))),
+        );
+        self.sched_state.reusable = Some(Reusable {
+            path,
+            at: now,
+            inputs: self.sched_state.inputs,
+            packet_size: self.sched_state.packet_size,
+            sent_elsewhere: self.sent_elsewhere(path),
+        });
+    }
+
+    /// The last answer, if it may be taken again at `now` without asking (see the module documentation).
+    fn reused_decision(&self, now: Instant) -> Option<PathId> {
+        let r = self.sched_state.reusable?;
+        if r.at != now
+            || r.inputs != self.sched_state.inputs
+            || r.sent_elsewhere != self.sent_elsewhere(r.path)
+        {
+            return None;
+        }
+        let cc = self.cc.as_ref();
+        let others_same = self.sched_state.others.len() + 1 == self.paths.len()
+            && self
+                .sched_state
+                .others
+                .iter()
+                .all(|&(q, w, rate)| cc.window(q) == w && cc.pacing_rate(q) == rate);
+        // `can_carry_data` (one window read): a datagram of the path's size fits the window and the pacer,
+        // and so does the view's packet size, which the scheduler tested (`PathView::can_send`).
+        let waiting = self.streams.has_stream_data() || !self.datagrams_out.is_empty();
+        let can_send = |p: &super::paths::Path| {
+            let size = u64::from(p.mtu).max(r.packet_size);
+            p.abandoned_at.is_none()
+                && p.validated
+                && p.recovery.bytes_in_flight().saturating_add(size) <= cc.window(r.path)
+                && p.recovery
+                    .next_send_time(now, u64::from(p.mtu), cc)
+                    .is_none_or(|t| t <= now)
+        };
+        (others_same && waiting && self.paths.get(&r.path).is_some_and(can_send)).then_some(r.path)
+    }
+
+    /// Debug builds: the scheduler, asked, gives the reused answer (a reusable scheduler keeps no state, so
+    /// asking changes nothing).
+    fn verify_reused(&mut self, now: Instant, path: PathId) {
+        // Only a scheduler that declared reuse is stateless: asking another one (reused on a single path)
+        // would move its state.
+        if !cfg!(debug_assertions) || !self.sched_state.verify_reuse || !self.sched.reuses_decisions() {
+            return;
+        }
+        let reusable = self.sched_state.reusable;
+        let fresh = self.ask_scheduler(now);
+        self.sched_state.reusable = reusable;
+        debug_assert_eq!(
+            fresh,
+            Some(Decision::Path(path)),
+            "{} answered otherwise than its reused answer",
+            self.sched.name()
+        );
+    }
+
+    /// Tests that count the scheduler's questions: no extra question to check reused answers.
+    #[cfg(test)]
+    pub(crate) fn set_verify_reuse(&mut self, on: bool) {
+        self.sched_state.verify_reuse = on;
     }
 
     /// The kept decision is carried out by the datagram being built: for a redundant decision its other
@@ -211,9 +369,10 @@ impl Connection {
             max_datagrams: max_datagrams.max(1),
             max_bytes,
         };
+        self.sched_input();
     }
 
-    /// Asks the scheduler which path carries new data, if any is waiting.
+    /// Asks the scheduler which path carries new data, if any is waiting and a path can send.
     fn ask_scheduler(&mut self, now: Instant) -> Option<Decision> {
         if self.one_rtt.is_none() || !self.handshake_complete {
             return None;
@@ -221,9 +380,47 @@ impl Connection {
         if !self.streams.has_stream_data() && self.datagrams_out.is_empty() {
             return None;
         }
+        // A scheduler returns only paths that can send (`PathView::can_send`): when none can, its answer
+        // sends nothing. Not asking is the same answer only for a scheduler without state (one that reuses
+        // its decisions): another one may move its state when asked.
+        if self.sched.reuses_decisions() && self.no_path_can_send(now) {
+            self.verify_nothing_sendable(now);
+            return None;
+        }
+        self.ask_with_views(now)
+    }
+
+    /// Whether no path passes [`PathView::can_send`] for the view's packet size now (not alive, window
+    /// full or pacer closed), read from the paths without building their views.
+    fn no_path_can_send(&self, now: Instant) -> bool {
+        let cc = self.cc.as_ref();
+        // The view's packet size: the first path's datagram size (see `ask_with_views`).
+        let size = self.paths.values().next().map_or(1200, |p| u64::from(p.mtu));
+        self.paths.values().all(|p| {
+            p.abandoned_at.is_some()
+                || !p.validated
+                || p.recovery.bytes_in_flight().saturating_add(size) > cc.window(p.id)
+                || p.recovery
+                    .next_send_time(now, u64::from(p.mtu), cc)
+                    .is_some_and(|t| t > now)
+        })
+    }
+
+    /// Debug builds: asked, the scheduler indeed sends nothing.
+    fn verify_nothing_sendable(&mut self, now: Instant) {
+        if !cfg!(debug_assertions) || !self.sched_state.verify_reuse {
+            return;
+        }
+        let fresh = self.ask_with_views(now);
+        debug_assert_eq!(fresh, None, "{} sent with no path able to", self.sched.name());
+    }
+
+    /// Builds the views and asks the scheduler.
+    fn ask_with_views(&mut self, now: Instant) -> Option<Decision> {
         let mut views = std::mem::take(&mut self.sched_state.views);
         self.paths.fill_views(self.cc.as_ref(), now, &mut views);
         let packet_size = views.first().map_or(1200, |v| v.mss);
+        self.sched_state.packet_size = packet_size;
         let mut view = ConnView::new(&views, packet_size);
         let (retransmit, sendable) = self.streams.send_backlog();
         // The backlog (ECF's k, OTIAS's unsent data, STTF's send queue): everything waiting to be

@@ -113,6 +113,8 @@ impl Connection {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.qlog_sync(super::qlog::Call::Timeout);
         self.last_now = now;
+        // Losses, PTOs, abandoned paths: the scheduler's views may change.
+        self.sched_input();
         match self.state {
             State::Closing { deadline, .. } | State::Draining { deadline } => {
                 if now >= deadline {

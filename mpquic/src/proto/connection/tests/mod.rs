@@ -31,6 +31,7 @@ mod reinjection;
 mod reset;
 mod retry;
 mod rules;
+mod sched_reuse;
 mod scheduler_inputs;
 mod transfer;
 mod zero_rtt;
