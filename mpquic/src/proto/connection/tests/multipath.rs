@@ -145,23 +145,30 @@ fn path_id_above_the_maximum_is_a_protocol_violation() {
     );
 }
 
-/// Like [`two_paths`] with another transport configuration.
-pub(super) fn two_paths_with(seed: u64, transport: TransportConfig) -> Pair {
-    let mut p = Pair::new(None, transport, seed);
-    p.client_extra_addrs.push(addr(CLIENT2));
-    p.handshake();
+/// After the handshake of a pair whose client has the extra address `CLIENT2`: lets the first path settle for
+/// 50 ms, opens path 1 from `CLIENT2` and drives the pair until both sides have validated it (at most
+/// `within`).
+pub(super) fn open_second_path(p: &mut Pair, within: Duration) {
     p.run_for(Duration::from_millis(50));
     let now = p.now;
     p.client
         .conn()
         .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
         .unwrap();
-    let ok = p.drive_until(Duration::from_secs(2), |p| {
+    let ok = p.drive_until(within, |p| {
         p.server.conns.len() == 1
             && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
             && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
     });
     assert!(ok, "path 1 was not validated by both sides");
+}
+
+/// Like [`two_paths`] with another transport configuration.
+pub(super) fn two_paths_with(seed: u64, transport: TransportConfig) -> Pair {
+    let mut p = Pair::new(None, transport, seed);
+    p.client_extra_addrs.push(addr(CLIENT2));
+    p.handshake();
+    open_second_path(&mut p, Duration::from_secs(2));
     p
 }
 

@@ -180,18 +180,7 @@ fn qlog_of_a_two_path_transfer_with_loss_matches_the_connection() {
     let mut p = Pair::new(None, transport, 77);
     p.client_extra_addrs.push(addr(CLIENT2));
     p.handshake();
-    p.run_for(Duration::from_millis(50));
-    let now = p.now;
-    p.client
-        .conn()
-        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
-        .unwrap();
-    let ok = p.drive_until(Duration::from_secs(2), |p| {
-        p.server.conns.len() == 1
-            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-    });
-    assert!(ok, "path 1 was not validated by both sides");
+    super::multipath::open_second_path(&mut p, Duration::from_secs(2));
     p.loss = 0.03;
     transfer_with(&mut p, 400_000, 1, |_| {});
     p.loss = 0.0;

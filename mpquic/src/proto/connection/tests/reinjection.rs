@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::harness::{Pair, SERVER, addr};
+use super::harness::{Pair, addr};
 use super::migration::transfer_with;
 use super::multipath::{CLIENT2, mp_config};
 use crate::cc::PathId;
@@ -13,7 +13,6 @@ use crate::proto::connection::{
     MAX_ACK_THRESHOLD, MIN_ACK_THRESHOLD, ReinjectionConfig, ReinjectionConfigError, TransportConfig,
 };
 use crate::proto::streams::{SendProgress, StreamsConfig, WindowPolicy};
-use crate::sched::PathStatus;
 
 /// A stream with bytes 0..1000 acknowledged, a hole 1000..2200 and `above` bytes acknowledged above it.
 fn holey(above: u64) -> SendProgress {
@@ -182,18 +181,7 @@ fn run(
     // Path 1 is slow from its first packet on: its minimum RTT is 20 + 2 · 80 ms.
     p.extra_delay.insert(addr(CLIENT2), Duration::from_millis(80));
     p.handshake();
-    p.run_for(Duration::from_millis(50));
-    let now = p.now;
-    p.client
-        .conn()
-        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
-        .unwrap();
-    let ok = p.drive_until(Duration::from_secs(3), |p| {
-        p.server.conns.len() == 1
-            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-    });
-    assert!(ok, "path 1 not validated");
+    super::multipath::open_second_path(&mut p, Duration::from_secs(3));
     let start = p.now;
     transfer_with(&mut p, 600_000, 1, |_| {});
     let elapsed = p.now - start;

@@ -92,18 +92,7 @@ fn setup(reuse: bool, windows: &Windows) -> (Pair, Arc<Counts>) {
     let mut p = Pair::from_configs(cc, sc, 91);
     p.client_extra_addrs.push(addr(CLIENT2));
     p.handshake();
-    p.run_for(Duration::from_millis(50));
-    let now = p.now;
-    p.client
-        .conn()
-        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
-        .unwrap();
-    let ok = p.drive_until(Duration::from_secs(3), |p| {
-        p.server.conns.len() == 1
-            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-    });
-    assert!(ok, "path 1 was not validated by both sides");
+    super::multipath::open_second_path(&mut p, Duration::from_secs(3));
     // Everything acknowledged, no ACK or probe due any more.
     p.run_for(Duration::from_millis(500));
     let c = p.client.conn();

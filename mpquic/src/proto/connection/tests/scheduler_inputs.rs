@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::harness::{Pair, SERVER, addr, configs};
+use super::harness::{Pair, addr, configs};
 use super::multipath::{CLIENT2, mp_config};
 use super::transfer::pattern;
 use crate::cc::{AckEvent, CcMetrics, CongestionController, CongestionEvent, SentEvent};
@@ -21,7 +21,7 @@ use crate::proto::ack_tracker::EcnCodepoint;
 use crate::proto::connection::{CcFactory, SchedFactory, TransportConfig};
 use crate::proto::streams::StreamsConfig;
 use crate::sched::schedulers::Blest;
-use crate::sched::{ConnView, Decision, PathId, PathStatus, PathView, Scheduler, SentInfo, registry};
+use crate::sched::{ConnView, Decision, PathId, PathView, Scheduler, SentInfo, registry};
 
 /// Congestion windows fixed per path (bytes), changeable by the test while the connection runs.
 #[derive(Debug, Clone, Default)]
@@ -253,18 +253,7 @@ fn two_paths_with_cc(
     p.client_extra_addrs.push(addr(CLIENT2));
     p.extra_delay.insert(addr(CLIENT2), slow_extra);
     p.handshake();
-    p.run_for(Duration::from_millis(50));
-    let now = p.now;
-    p.client
-        .conn()
-        .open_path(now, Some(addr(CLIENT2)), addr(SERVER), PathStatus::Available)
-        .unwrap();
-    let ok = p.drive_until(Duration::from_secs(3), |p| {
-        p.server.conns.len() == 1
-            && p.server.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-            && p.client.conn().path_stats(PathId(1)).is_some_and(|s| s.validated)
-    });
-    assert!(ok, "path 1 was not validated by both sides");
+    super::multipath::open_second_path(&mut p, Duration::from_secs(3));
     p.run_for(Duration::from_millis(500));
     p
 }
