@@ -127,8 +127,8 @@ fn every_study_loads_in_both_variants() {
 fn overrides_apply_and_bad_ones_name_the_field() {
     let a = Study::load(&studies_dir().join("a.study.toml"), false).unwrap();
     let coupled = &a.parts[0];
-    // Three controllers × five seeds.
-    assert_eq!(coupled.runs.len(), 15);
+    // Four controllers (LIA, Coupled CUBIC α1, α1+α2, and α1 with the paper's uncapped scale) × five seeds.
+    assert_eq!(coupled.runs.len(), 20);
     let s = &coupled.runs[0].scenario;
     assert_eq!(s.links["path1"].rate_bps, 100_000_000);
     assert_eq!(s.scenario.duration.as_secs_f64(), 240.0);
