@@ -65,6 +65,6 @@ pub use crate::proto::connection::{
 pub use crate::proto::endpoint::EndpointLimits;
 pub use crate::proto::streams::{
     FlowControlStats, ReassemblyStats, SetWindowError, StreamId, StreamsConfig, StreamsConfigError,
-    WindowPolicy,
+    WindowPolicy, WindowUpdate,
 };
 pub use crate::sched::PathStatus;

@@ -54,12 +54,12 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use mpquic::proto::connection::TransportConfig;
-use mpquic::proto::streams::{StreamsConfig, WindowPolicy};
+use mpquic::proto::streams::{StreamsConfig, WindowPolicy, WindowUpdate};
 
 use crate::link::{LinkStats, OutageEpoch};
 use crate::metrics::{PathSeries, Recorder};
 use crate::results::{FlowTotals, PathTotals, RunResult, VideoTotals};
-use crate::scenario::receiver::{self, Policy, ReceiverSpec};
+use crate::scenario::receiver::{self, Policy, ReceiverSpec, Update};
 use crate::scenario::{Direction, FlowKind, Scenario, Topology};
 use crate::time::SimTime;
 
@@ -237,6 +237,8 @@ pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
         conn_window: receiver::DEFAULT_WINDOW,
         max_conn_window: receiver::DEFAULT_MAX_WINDOW,
         send_buffer: 16 * MIB,
+        // The `auto` policy's update rule when the studies were run (see the receiver table's docs).
+        window_update: WindowUpdate::Half,
         ..StreamsConfig::default()
     };
     let Some(spec) = receiver else {
@@ -248,6 +250,10 @@ pub fn streams_config(receiver: Option<&ReceiverSpec>) -> StreamsConfig {
             Policy::Fixed => WindowPolicy::Fixed,
             Policy::Auto => WindowPolicy::Auto,
             Policy::Linux => WindowPolicy::Linux,
+        },
+        window_update: match w.update {
+            Update::Eighth => WindowUpdate::Eighth,
+            Update::Half => WindowUpdate::Half,
         },
         stream_window_bidi_local: w.window,
         stream_window_bidi_remote: w.window,

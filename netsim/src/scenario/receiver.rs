@@ -10,6 +10,7 @@
 //! | key | meaning | range | default |
 //! |---|---|---|---|
 //! | `policy` | how receive windows grow: `fixed` (never), `auto` (doubling auto-tuning), `linux` (`tcp_rmem`-like right-sizing to ≈ 2 × what the application read in the last RTT) | one of the three | `auto` |
+//! | `window_update` | when freed credit is sent: `eighth` (once it raises the limit by an eighth of the window, the library's default) or `half` (once less than half the window is left) | one of the two | `half` with `auto`, `eighth` otherwise |
 //! | `window` | initial receive window of every stream | 1 KiB – 1 GiB | 16 MiB |
 //! | `min_window` | floor of a stream window (`linux` only; ignored by the others) | 1 KiB – `window` | the library's |
 //! | `max_window` | cap of a stream window | `window` – 1 GiB | 64 MiB, or `window` if larger |
@@ -21,7 +22,8 @@
 //! Sizes are bytes (integer or `"128KiB"`), the rate bits per second (integer or `"20Mbit/s"`), see
 //! [`super::quantity`]. The defaults of the windows are the simulator's own for flows without a `receiver`
 //! section (generous, so that flow control never limits a bulk transfer), so a section that sets only
-//! `read_rate` changes nothing else. The settings apply to both ends of the connection (each end receives
+//! `read_rate` changes nothing else. The `auto` policy keeps the half-window update rule by default (the
+//! library's default became `eighth` after the studies were run; `half` keeps their results). The settings apply to both ends of the connection (each end receives
 //! something: the data, or the requests and acknowledgements of a request/response workload).
 
 use serde::{Deserialize, Serialize};
@@ -66,6 +68,26 @@ impl Policy {
     }
 }
 
+/// When freed credit is sent (the library's `WindowUpdate`, by name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Update {
+    /// Once the new limit is an eighth of the window above the advertised one.
+    Eighth,
+    /// Once less than half the window is left.
+    Half,
+}
+
+impl Update {
+    /// The name as written in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Update::Eighth => "eighth",
+            Update::Half => "half",
+        }
+    }
+}
+
 /// A flow's `receiver` table (see the module documentation).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -73,6 +95,9 @@ pub struct ReceiverSpec {
     /// Window policy (default `auto`).
     #[serde(default)]
     pub policy: Policy,
+    /// Window update rule (default: `half` with `auto`, `eighth` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_update: Option<Update>,
     /// Initial stream window, bytes.
     #[serde(
         default,
@@ -129,6 +154,8 @@ pub struct ReceiverSpec {
 pub struct Windows {
     /// Policy.
     pub policy: Policy,
+    /// Window update rule.
+    pub update: Update,
     /// Initial stream window.
     pub window: u64,
     /// Stream floor (`None`: the library's default).
@@ -150,6 +177,10 @@ impl ReceiverSpec {
         let conn_window = self.conn_window.unwrap_or(DEFAULT_WINDOW);
         Windows {
             policy: self.policy,
+            update: self.window_update.unwrap_or(match self.policy {
+                Policy::Auto => Update::Half,
+                Policy::Fixed | Policy::Linux => Update::Eighth,
+            }),
             window,
             min_window: self.min_window,
             max_window: self.max_window.unwrap_or(DEFAULT_MAX_WINDOW.max(window)),

@@ -2,6 +2,7 @@
 //! with an error that names the field and the value.
 
 use mpquic_netsim::Scenario;
+use mpquic_netsim::scenario::receiver::Update;
 
 /// The one-link scenario of the workload tests with `flow` as extra keys of its flow, parsed.
 fn parse(flow: &str) -> Result<Scenario, mpquic_netsim::ScenarioError> {
@@ -57,6 +58,18 @@ fn good_settings_parse() {
     assert_eq!(r.window, Some(131_072));
     assert_eq!(r.max_window, Some(6 << 20));
     assert_eq!(r.read_rate, Some(20_000_000));
+    // The update rule: `half` with `auto`, `eighth` with the others, unless set.
+    assert_eq!(r.windows().update, Update::Eighth);
+    let auto = |keys: &str| {
+        let s = parse(&format!("receiver = {{ {keys} }}")).unwrap();
+        s.flows[0].receiver.as_ref().unwrap().windows().update
+    };
+    assert_eq!(auto(r#"policy = "auto""#), Update::Half);
+    assert_eq!(
+        auto(r#"policy = "auto", window_update = "eighth""#),
+        Update::Eighth
+    );
+    assert_eq!(auto(r#"policy = "fixed", window_update = "half""#), Update::Half);
     parse("kind = \"requests\"\nrequests = { sizes = [1000, \"10KiB\"], gap = \"10ms\", count = 5 }")
         .unwrap();
     for dist in [
@@ -79,6 +92,11 @@ fn good_settings_parse() {
 fn receiver_fields_are_checked() {
     let rx = |keys: &str| format!("receiver = {{ {keys} }}");
     rejected(&rx(r#"policy = "cubic""#), "flows[0].receiver.policy", &["cubic"]);
+    rejected(
+        &rx(r#"window_update = "quarter""#),
+        "flows[0].receiver.window_update",
+        &["quarter"],
+    );
     rejected(
         &rx(r#"window = "512B""#),
         "flows[0].receiver.window",

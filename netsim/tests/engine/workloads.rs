@@ -245,3 +245,21 @@ fn a_fixed_window_limits_goodput_to_fifteen_sixteenths_of_a_window_per_rtt() {
         assert!(rx.unread_peak_bytes <= 65_536, "{rx:?}");
     }
 }
+
+/// The same fixed 64 KiB window with `window_update = "half"`: credit is sent only once less than half the
+/// window is left, so the sender gets a half window per round trip: W / (2 · RTT) = 65,536 × 8 / 80 ms =
+/// 6.55 Mbit/s (±5 %: the sender's half-window bursts and the reader's steps do not line up exactly).
+#[test]
+fn the_half_window_update_rule_halves_a_window_limited_sender() {
+    let w = 65_536.0;
+    let hand = w * 8.0 / (2.0 * 0.040);
+    let r = run(one_link(
+        100_000_000,
+        20,
+        4.0,
+        "receiver = { policy = \"fixed\", window_update = \"half\", window = \"64KiB\", conn_window = \"1MiB\" }",
+    ));
+    let g = r.flows[0].goodput_bps.unwrap();
+    println!("{:.3} Mbit/s (hand {:.3})", g / 1e6, hand / 1e6);
+    assert!((g / hand - 1.0).abs() < 0.05, "{g} vs {hand}");
+}

@@ -2,22 +2,27 @@
 //! ([`RecvWindow`]), each used once per stream and once for the connection.
 //!
 //! The new limit is always `consumed + window` (counted from what the application consumed). When it is
-//! sent depends on the policy ([`RecvWindow::update_due`]): `Auto` sends it when less than half the window is
-//! left (its doubling rule reads the spacing of those updates); `Fixed` and `Linux` send it as soon as it
-//! would raise the limit by an eighth of the window, the way a TCP receiver's window moves with every ACK.
-//! With the half-window rule a window-limited sender receives credit in half-window steps and gets only
-//! `window / (2 RTT)`; with eighth steps it gets about `15/16 · window / RTT`. How the window grows depends on
-//! its [`WindowPolicy`]:
-//! - `Auto`: when an update is due and the previous update is less than two round-trip times old, the
-//!   consumer is draining the window faster than the peer can refill it across one round trip, so the
-//!   window limits throughput; it doubles, up to a configured maximum. A slow consumer never grows the
-//!   window, so memory follows the application's reading rate. This is the scheme of quiche and Chromium.
+//! sent depends on the [`WindowUpdate`] rule ([`RecvWindow::update_due`]): by default as soon as it would
+//! raise the limit by an eighth of the window, the way a TCP receiver's window moves with every ACK
+//! ([`WindowUpdate::Eighth`]); or once less than half the window is left ([`WindowUpdate::Half`]). With the
+//! half-window rule a window-limited sender receives credit in half-window steps and gets only
+//! `window / (2 RTT)`; with eighth steps it gets about `15/16 · window / RTT`. How the window grows depends
+//! on its [`WindowPolicy`]:
+//! - `Auto`: each time the application has consumed another half window, the time that took is compared
+//!   with two round trips; less means the consumer drains the window faster than the peer can refill it
+//!   across one round trip, so the window limits throughput; it doubles, up to a configured maximum. A slow
+//!   consumer never grows the window, so memory follows the application's reading rate. This is the
+//!   scheme of quiche and Chromium. The round trip counts as at least [`AUTO_RTT_FLOOR`]: credit crosses
+//!   both hosts' schedulers as well as the network, so on a sub-millisecond path (loopback, a LAN) a
+//!   window sized on the network RTT alone cannot absorb a reader that pauses for a millisecond (a disk
+//!   write). Under [`WindowUpdate::Half`] the rule reads the spacing of the half-window updates instead,
+//!   unfloored (the rule before eighth-window updates became the default).
 //! - `Linux`: dynamic right-sizing after Linux's `tcp_rcv_space_adjust` ([`RecvWindow::consume`]).
 //! - `Fixed`: the window never changes.
 
 use std::time::{Duration, Instant};
 
-use super::policy::WindowPolicy;
+use super::policy::{WindowPolicy, WindowUpdate};
 
 /// Credit granted by the peer: we may send up to `max` bytes (or streams) in total.
 #[derive(Debug, Clone)]
@@ -102,6 +107,11 @@ pub(crate) struct WindowExceeded;
 /// segment.
 pub(crate) const LINUX_CUSHION: u64 = 16 * 1200;
 
+/// The shortest round trip [`WindowPolicy::Auto`] reckons with under [`WindowUpdate::Eighth`]: RFC 9002
+/// §6.1.2's timer granularity (kGranularity, 1 ms), the resolution at which either host can be expected to
+/// act on a timer or a wake-up.
+pub(crate) const AUTO_RTT_FLOOR: Duration = Duration::from_millis(1);
+
 /// The dynamic right-sizing state of [`WindowPolicy::Linux`].
 #[derive(Debug, Clone, Copy, Default)]
 struct RightSizing {
@@ -128,8 +138,12 @@ pub(crate) struct RecvWindow {
     min_window: u64,
     /// How the window grows.
     policy: WindowPolicy,
-    /// When the advertised limit was last raised.
-    last_update: Option<Instant>,
+    /// When the advertised limit must move ([`RecvWindow::update_due`]).
+    update: WindowUpdate,
+    /// [`WindowPolicy::Auto`]'s measurement: when the current half window of consumption started and what
+    /// was consumed then (`None` before the first timed read); under [`WindowUpdate::Half`], when the last
+    /// update was made due.
+    epoch: Option<(Instant, u64)>,
     /// [`WindowPolicy::Linux`]'s measurement.
     sizing: RightSizing,
 }
@@ -163,9 +177,16 @@ impl RecvWindow {
             max_window: max_window.max(window),
             min_window,
             policy,
-            last_update: None,
+            update: WindowUpdate::Eighth,
+            epoch: None,
             sizing: RightSizing::default(),
         }
+    }
+
+    /// The same window with the update rule `update` (default [`WindowUpdate::Eighth`]).
+    pub(crate) fn with_update(mut self, update: WindowUpdate) -> Self {
+        self.update = update;
+        self
     }
 
     /// The advertised limit.
@@ -211,37 +232,57 @@ impl RecvWindow {
     /// When the update is due: see [`RecvWindow::update_due`].
     pub(crate) fn consume(&mut self, n: u64, now: Option<Instant>, rtt: Duration) -> bool {
         self.consumed = self.consumed.saturating_add(n).min(self.received);
-        if let (WindowPolicy::Linux, Some(now)) = (self.policy, now) {
-            self.right_size(now, rtt);
+        match (self.policy, self.update, now) {
+            (WindowPolicy::Linux, _, Some(now)) => self.right_size(now, rtt),
+            (WindowPolicy::Auto, WindowUpdate::Eighth, Some(now)) => self.auto_tune(now, rtt),
+            _ => {}
         }
         if !self.update_due() {
             return false;
         }
-        if self.policy == WindowPolicy::Auto {
-            if let (Some(now), Some(last)) = (now, self.last_update) {
+        if let (WindowPolicy::Auto, WindowUpdate::Half, Some(now)) = (self.policy, self.update, now) {
+            // Half-window updates: they follow each other within two RTTs when the consumer drains half a
+            // window that fast.
+            if let Some((last, _)) = self.epoch {
                 if now.saturating_duration_since(last) < rtt.saturating_mul(2) {
                     self.window = self.window.saturating_mul(2).min(self.max_window);
                 }
             }
-        }
-        if now.is_some() {
-            self.last_update = now;
+            self.epoch = Some((now, self.consumed));
         }
         self.advertise()
     }
 
+    /// [`WindowPolicy::Auto`] with eighth-window updates: each time the application has consumed another
+    /// half window, the time that took is compared with two round trips (`rtt`, at least
+    /// [`AUTO_RTT_FLOOR`]); less means the window limits the transfer, and it doubles (up to the maximum).
+    fn auto_tune(&mut self, now: Instant, rtt: Duration) {
+        let Some((start, mark)) = self.epoch else {
+            self.epoch = Some((now, self.consumed));
+            return;
+        };
+        if self.consumed.saturating_sub(mark) < self.window / 2 {
+            return;
+        }
+        if now.saturating_duration_since(start) < rtt.max(AUTO_RTT_FLOOR).saturating_mul(2) {
+            self.window = self.window.saturating_mul(2).min(self.max_window);
+        }
+        self.epoch = Some((now, self.consumed));
+    }
+
     /// Whether a new limit is worth a MAX_DATA / MAX_STREAM_DATA frame now.
     ///
-    /// - `Auto`: less than half the window is left. Sending earlier wastes frames, later risks stalling the
-    ///   peer; the doubling rule measures how fast these half-window updates follow each other.
-    /// - `Fixed` and `Linux`: the new limit would be at least an eighth of the window above the advertised
-    ///   one (quinn's threshold for its stream windows). A window-limited sender then never waits for more
-    ///   than an eighth of the window of credit, so a window `W` carries about `15/16 · W` per round trip
-    ///   instead of `W / 2`, close to a TCP receiver whose window moves with every acknowledgement.
+    /// - [`WindowUpdate::Eighth`]: the new limit would be at least an eighth of the window above the
+    ///   advertised one (quinn's threshold for its stream windows). A window-limited sender then never
+    ///   waits for more than an eighth of the window of credit, so a window `W` carries about `15/16 · W`
+    ///   per round trip instead of `W / 2`, close to a TCP receiver whose window moves with every
+    ///   acknowledgement.
+    /// - [`WindowUpdate::Half`]: less than half the window is left. Fewer frames, but the sender waits for
+    ///   half-window steps.
     fn update_due(&self) -> bool {
-        match self.policy {
-            WindowPolicy::Auto => self.advertised.saturating_sub(self.consumed) < self.window / 2,
-            WindowPolicy::Fixed | WindowPolicy::Linux => {
+        match self.update {
+            WindowUpdate::Half => self.advertised.saturating_sub(self.consumed) < self.window / 2,
+            WindowUpdate::Eighth => {
                 let new = self.consumed.saturating_add(self.window);
                 new.saturating_sub(self.advertised) >= (self.window / 8).max(1)
             }
@@ -333,9 +374,14 @@ mod tests {
         assert_eq!(c.used(), 100);
     }
 
+    #[allow(clippy::disallowed_methods)] // tests need an origin for time
+    fn t0() -> Instant {
+        Instant::now()
+    }
+
     #[test]
-    fn recv_window_update_threshold_is_half_the_window() {
-        let mut w = RecvWindow::new(100, 100);
+    fn half_rule_updates_once_less_than_half_is_left() {
+        let mut w = RecvWindow::new(100, 100).with_update(WindowUpdate::Half);
         w.receive_up_to(100).unwrap();
         assert_eq!(w.receive_up_to(101), Err(WindowExceeded));
         // 50 left: not below half yet.
@@ -344,5 +390,77 @@ mod tests {
         // 49 left: update to consumed + window.
         assert!(w.consume(1, None, Duration::ZERO));
         assert_eq!(w.advertised(), 151);
+    }
+
+    #[test]
+    fn eighth_rule_updates_once_the_limit_rises_by_an_eighth() {
+        // Window 800: an update is due once consumed + 800 is at least 100 above the advertised 800.
+        let mut w = RecvWindow::new(800, 800);
+        w.receive_up_to(800).unwrap();
+        assert!(!w.consume(99, None, Duration::ZERO));
+        assert_eq!(w.advertised(), 800);
+        assert!(w.consume(1, None, Duration::ZERO));
+        assert_eq!(w.advertised(), 900);
+        // The next one 100 further on.
+        assert!(!w.consume(99, None, Duration::ZERO));
+        assert!(w.consume(1, None, Duration::ZERO));
+        assert_eq!(w.advertised(), 1000);
+    }
+
+    #[test]
+    fn auto_doubles_per_half_window_consumed_within_two_floored_rtts() {
+        let t = t0();
+        let ms = Duration::from_millis;
+        // Window 1000 (max 8000), a 100 µs RTT: the floor makes it 1 ms, so half a window (500 bytes)
+        // consumed within 2 ms doubles the window.
+        let mut w = RecvWindow::new(1000, 8000);
+        w.receive_up_to(1000).unwrap();
+        let rtt = Duration::from_micros(100);
+        // The first timed read starts the measurement at (t, 100).
+        w.consume(100, Some(t), rtt);
+        assert_eq!(w.window(), 1000);
+        // 499 more at 1.5 ms: 499 since the mark, not yet half a window.
+        w.consume(499, Some(t + Duration::from_micros(1500)), rtt);
+        assert_eq!(w.window(), 1000);
+        // 1 more at 1.9 ms: 500 since the mark within 2 ms (2 × max(100 µs, 1 ms)): doubles to 2000.
+        // Unfloored (2 × 100 µs) it would not have.
+        w.consume(1, Some(t + Duration::from_micros(1900)), rtt);
+        assert_eq!(w.window(), 2000);
+        assert_eq!(w.advertised(), 600 + 2000);
+        // The mark is now (1.9 ms, 600). Another half window (1000) consumed 2 ms later: not within
+        // 2 ms, the window stays.
+        w.receive_up_to(2600).unwrap();
+        w.consume(1000, Some(t + ms(2) + Duration::from_micros(1900)), rtt);
+        assert_eq!(w.window(), 2000);
+        // A 30 ms RTT: 1000 bytes (half of 2000) in 59 ms doubles, in 60 ms does not.
+        let rtt = ms(30);
+        let mark = t + ms(2) + Duration::from_micros(1900);
+        w.receive_up_to(3600).unwrap();
+        w.consume(1000, Some(mark + ms(59)), rtt);
+        assert_eq!(w.window(), 4000);
+        w.receive_up_to(w.advertised()).unwrap();
+        w.consume(2000, Some(mark + ms(59) + ms(60)), rtt);
+        assert_eq!(w.window(), 4000);
+    }
+
+    #[test]
+    fn auto_with_half_updates_keeps_the_unfloored_spacing_rule() {
+        // Under the half rule the doubling reads the time between updates against 2 RTT, unfloored.
+        let t = t0();
+        let us = Duration::from_micros;
+        let mut w = RecvWindow::new(1000, 8000).with_update(WindowUpdate::Half);
+        w.receive_up_to(1000).unwrap();
+        // 499 left < 500: the first update, nothing to compare with.
+        assert!(w.consume(501, Some(t), us(100)));
+        assert_eq!((w.window(), w.advertised()), (1000, 1501));
+        // The next one 250 µs later with a 100 µs RTT: not within 200 µs, no doubling (the eighth rule's
+        // 1 ms floor would have doubled it).
+        w.receive_up_to(1501).unwrap();
+        assert!(w.consume(501, Some(t + us(250)), us(100)));
+        assert_eq!((w.window(), w.advertised()), (1000, 2002));
+        // The next one 150 µs later with a 1 ms RTT: within 2 ms, doubles before advertising.
+        w.receive_up_to(2002).unwrap();
+        assert!(w.consume(501, Some(t + us(400)), Duration::from_millis(1)));
+        assert_eq!((w.window(), w.advertised()), (2000, 1503 + 2000));
     }
 }

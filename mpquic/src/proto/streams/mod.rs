@@ -46,7 +46,7 @@ mod tests;
 pub use control::StreamControlFrame;
 pub use flow_stats::FlowControlStats;
 pub use id::{MAX_STREAM_INDEX_COUNT, StreamId};
-pub use policy::{ParseWindowPolicyError, WindowPolicy};
+pub use policy::{ParseWindowPolicyError, ParseWindowUpdateError, WindowPolicy, WindowUpdate};
 pub use reassembly::ReassemblyStats;
 pub use recv::ReadError;
 pub use send::{SendProgress, StreamFrame, StreamFrameRecord, WriteError};
@@ -121,6 +121,9 @@ pub struct StreamsConfig {
     /// [`WindowPolicy::Auto`]); one stream's can be changed at run time
     /// (`Connection::set_stream_receive_window`).
     pub window_policy: WindowPolicy,
+    /// When freed credit is sent to the peer ([`WindowUpdate`], default [`WindowUpdate::Eighth`]: once it
+    /// raises the limit by an eighth of the window).
+    pub window_update: WindowUpdate,
     /// Initial receive window of bidirectional streams we open (initial_max_stream_data_bidi_local).
     pub stream_window_bidi_local: u64,
     /// Initial receive window of bidirectional streams the peer opens (initial_max_stream_data_bidi_remote).
@@ -152,6 +155,7 @@ impl Default for StreamsConfig {
             max_bidi_streams: 100,
             max_uni_streams: 100,
             window_policy: WindowPolicy::Auto,
+            window_update: WindowUpdate::Eighth,
             stream_window_bidi_local: 256 * 1024,
             stream_window_bidi_remote: 256 * 1024,
             stream_window_uni: 256 * 1024,
@@ -233,6 +237,7 @@ impl StreamsConfig {
             self.min_stream_window,
             self.max_stream_window,
         )
+        .with_update(self.window_update)
     }
 
     /// The connection's flow control.
@@ -243,6 +248,7 @@ impl StreamsConfig {
             self.min_conn_window,
             self.max_conn_window,
         )
+        .with_update(self.window_update)
     }
 
     fn max_streams(&self, dir: Dir) -> u64 {

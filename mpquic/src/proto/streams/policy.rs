@@ -13,11 +13,12 @@ use std::str::FromStr;
 pub enum WindowPolicy {
     /// The window stays at its initial size for the whole connection.
     Fixed,
-    /// The existing doubling auto-tuning (quiche/Chromium style) up to the configured maximum. Default.
+    /// The doubling auto-tuning (quiche/Chromium style) up to the configured maximum. Default.
     ///
-    /// When a window update is due (less than half the window left) and the previous update is less than
-    /// two round-trip times old, the application drains the window faster than the peer can refill it, so
-    /// the window doubles.
+    /// Each time the application has consumed another half window, the time that took is compared with
+    /// two round trips (the smoothed RTT, at least 1 ms); less means the application drains the window
+    /// faster than the peer can refill it, so the window doubles. (Under [`WindowUpdate::Half`] the time
+    /// between two half-window updates is compared with two smoothed RTTs, unfloored.)
     #[default]
     Auto,
     /// Linux `tcp_rmem`-like dynamic right-sizing: starts at the initial ("default") size, never below
@@ -67,6 +68,58 @@ impl FromStr for WindowPolicy {
     }
 }
 
+/// When a receiver tells the peer about credit the application freed (MAX_STREAM_DATA / MAX_DATA,
+/// RFC 9000 §4.2: "a receiver MAY send MAX_STREAM_DATA frames in multiple packets ... to avoid blocking
+/// the sender"). The new limit is always `consumed + window`; this rule decides when it is worth a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WindowUpdate {
+    /// Once the new limit is at least an eighth of the window above the advertised one (quinn's threshold).
+    /// A window-limited sender then never waits for more than an eighth of the window, so a window `W`
+    /// carries about `15/16 · W` per round trip. Default.
+    #[default]
+    Eighth,
+    /// Once less than half the window is left (the rule of quiche and Chromium): four times fewer frames,
+    /// but a window-limited sender gets only about `W / 2` per round trip. Under [`WindowPolicy::Auto`] the
+    /// doubling rule then measures the time between these updates against two smoothed RTTs, with no
+    /// floor (the rule before [`WindowUpdate::Eighth`] became the default; the simulator keeps it so that
+    /// its studies keep their results).
+    Half,
+}
+
+impl WindowUpdate {
+    /// The name [`FromStr`] accepts: `"eighth"` or `"half"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WindowUpdate::Eighth => "eighth",
+            WindowUpdate::Half => "half",
+        }
+    }
+}
+
+impl fmt::Display for WindowUpdate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A window update rule name that is not one of `eighth`, `half`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown window update rule {0:?}: expected one of \"eighth\", \"half\"")]
+pub struct ParseWindowUpdateError(pub String);
+
+impl FromStr for WindowUpdate {
+    type Err = ParseWindowUpdateError;
+
+    /// Parses `"eighth"` or `"half"` (ASCII case-insensitive).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "eighth" => Ok(WindowUpdate::Eighth),
+            "half" => Ok(WindowUpdate::Half),
+            _ => Err(ParseWindowUpdateError(s.to_owned())),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +139,21 @@ mod tests {
                 && msg.contains("fixed")
                 && msg.contains("auto")
                 && msg.contains("linux")
+        );
+    }
+
+    #[test]
+    fn update_rule_names_round_trip_and_errors_name_the_choices() {
+        for u in [WindowUpdate::Eighth, WindowUpdate::Half] {
+            assert_eq!(u.name().parse::<WindowUpdate>(), Ok(u));
+            assert_eq!(u.to_string(), u.name());
+        }
+        assert_eq!("HALF".parse::<WindowUpdate>(), Ok(WindowUpdate::Half));
+        assert_eq!(WindowUpdate::default(), WindowUpdate::Eighth);
+        let msg = "quarter".parse::<WindowUpdate>().unwrap_err().to_string();
+        assert!(
+            msg.contains("\"quarter\"") && msg.contains("eighth") && msg.contains("half"),
+            "{msg}"
         );
     }
 }

@@ -9,32 +9,68 @@ use super::*;
 
 // ----- flow control -----
 
-#[test]
-fn max_stream_data_and_max_data_are_sent_below_half_the_window() {
-    let (mut c, mut s) = pair(small(1000), small(1000));
+/// A 1000-byte stream window with the update rule `update`, 1500 bytes written and flushed: the sender
+/// stops at 1000 and says so. Returns the pair and the stream.
+fn blocked_at_1000(update: WindowUpdate) -> (Streams, Streams, StreamId) {
+    let cfg = StreamsConfig {
+        window_update: update,
+        ..small(1000)
+    };
+    let (mut c, mut s) = pair(cfg.clone(), cfg);
     let id = c.open_bi().unwrap();
     c.write(id, Bytes::from(vec![7; 1500])).unwrap();
     flush(&mut c, &mut s);
-    // The stream window stops the sender at 1000 and it says so.
     assert_eq!(
         c.send_buffered(id),
         Some(500),
         "the acknowledged 1000 bytes are released"
     );
     assert!(controls(&mut c).contains(&StreamControlFrame::StreamDataBlocked { id, limit: 1000 }));
-    let now = t0();
+    (c, s, id)
+}
+
+/// Reads exactly `n` bytes of `id`.
+fn read_exactly(s: &mut Streams, id: StreamId, n: usize) {
     let mut got = 0;
-    while got < 500 {
-        got += s.read(id, 500 - got, now).unwrap().unwrap().len();
+    while got < n {
+        got += s.read(id, n - got, t0()).unwrap().unwrap().len();
     }
+}
+
+#[test]
+fn max_stream_data_and_max_data_are_sent_every_eighth_of_the_window() {
+    let (_c, mut s, id) = blocked_at_1000(WindowUpdate::Eighth);
+    // An eighth of the stream window is 125: 124 read raise the limit by 124, not yet worth a frame.
+    read_exactly(&mut s, id, 124);
+    assert!(controls(&mut s).is_empty(), "124 < 125");
+    read_exactly(&mut s, id, 1);
+    assert_eq!(
+        controls(&mut s),
+        vec![StreamControlFrame::MaxStreamData { id, max: 1125 }]
+    );
+    // The rest (875): the stream limit goes to 2000; the connection window (4000, an eighth = 500) has
+    // 1000 consumed now, 1000 above its advertised 4000: MAX_DATA 5000 too.
+    read_exactly(&mut s, id, 875);
+    let got = controls(&mut s);
+    assert!(
+        got.contains(&StreamControlFrame::MaxStreamData { id, max: 2000 }),
+        "{got:?}"
+    );
+    assert!(got.contains(&StreamControlFrame::MaxData(5000)), "{got:?}");
+}
+
+#[test]
+fn max_stream_data_and_max_data_are_sent_below_half_the_window_under_the_half_rule() {
+    let (_c, mut s, id) = blocked_at_1000(WindowUpdate::Half);
+    read_exactly(&mut s, id, 500);
     assert!(controls(&mut s).is_empty(), "500 of 1000 left: not below half");
-    assert_eq!(s.read(id, 1, now).unwrap().unwrap().len(), 1);
+    read_exactly(&mut s, id, 1);
     assert_eq!(
         controls(&mut s),
         vec![StreamControlFrame::MaxStreamData { id, max: 1501 }]
     );
     // The connection window (4000) is still more than half open.
-    let (rest, _) = read_all(&mut s, id, now);
+    let (rest, _) = read_all(&mut s, id, t0());
     assert_eq!(rest.len(), 499);
     assert!(controls(&mut s).is_empty());
 }

@@ -103,15 +103,19 @@ fn linux_maximum_and_minimum_bound_the_window() {
 
 #[test]
 fn auto_doubles_while_updates_come_within_two_rtts_as_before() {
-    // The doubling rule: an update due (less than half the window left) less than 2 RTT after the previous
-    // one doubles the window. Round 0: no previous update, 262 144 stays. Rounds 1 and 2: updates 50 ms
-    // apart: 524 288, 1 048 576. Round 3: 1 048 576 available, 1 000 000 read, 48 576 left < 524 288:
-    // doubles to 2 097 152. Afterwards the reader leaves more than half the window every other round, so
-    // updates come 100 ms apart, not less than 2 RTT: the window stays at 2 097 152.
+    // The doubling rule: half a window consumed within 2 RTT (50 ms rounds, so within one round) doubles
+    // the window. Round 0: the first read starts the measurement, 262 144 stays. Round 1: 262 144 more
+    // (≥ half) 50 ms later: 524 288. Round 2: 524 288 more: 1 048 576. Round 3: 1 000 000 (≥ 524 288):
+    // 2 097 152. Afterwards the reader takes 1 000 000 per round, less than half of 2 097 152, so each
+    // half window takes two rounds (100 ms, not less than 2 RTT): the window stays at 2 097 152. The half
+    // rule (doubling when half-window updates follow each other within 2 RTT) gives the same windows here.
     let w = RecvWindow::with_policy(WindowPolicy::Auto, 256 * KIB, 4096, 16 << 20);
     let got = windows(w, 40);
     assert_eq!(&got[..4], &[262_144, 524_288, 1_048_576, 2_097_152]);
     assert!(got[4..].iter().all(|&w| w == 2_097_152), "{got:?}");
+    let half = RecvWindow::with_policy(WindowPolicy::Auto, 256 * KIB, 4096, 16 << 20)
+        .with_update(super::super::WindowUpdate::Half);
+    assert_eq!(windows(half, 40), got);
     // Capped at its maximum.
     let w = RecvWindow::with_policy(WindowPolicy::Auto, 256 * KIB, 4096, 600_000);
     assert!(windows(w, 40).iter().all(|&w| w <= 600_000));
