@@ -105,6 +105,13 @@ pub(super) struct SchedState {
 #[derive(Debug, Clone, Copy)]
 struct Reusable {
     path: PathId,
+    /// A counted answer: taken while the scheduler's [`Scheduler::reusable_answers`] is positive, each time
+    /// reported with [`Scheduler::on_answer_reused`] (otherwise: no limit, a stateless scheduler or a
+    /// single path).
+    ///
+    /// [`Scheduler::reusable_answers`]: crate::sched::Scheduler::reusable_answers
+    /// [`Scheduler::on_answer_reused`]: crate::sched::Scheduler::on_answer_reused
+    counted: bool,
     at: Instant,
     inputs: u64,
     packet_size: u64,
@@ -192,7 +199,7 @@ impl Connection {
         }
         // The last answer, if nothing it depends on changed (see the module documentation).
         if let Some(p) = self.reused_decision(now) {
-            self.verify_reused(now, p);
+            self.take_reused(now, p);
             self.sched_state.committed = Some(Decision::Path(p));
             self.sched_state.deferred = false;
             return Some(p);
@@ -201,8 +208,10 @@ impl Connection {
         let decision = self.ask_scheduler(now)?;
         let first = decision.paths().first().copied();
         if let Some(p) = first {
-            if matches!(decision, Decision::Path(_)) && self.answers_reusable() {
-                self.keep_reusable(p, now);
+            if matches!(decision, Decision::Path(_))
+                && let Some(counted) = self.reuse_allowance()
+            {
+                self.keep_reusable(p, now, counted);
             }
             self.sched_state.committed = Some(decision);
             self.sched_state.deferred = false;
@@ -215,10 +224,19 @@ impl Connection {
         self.sched_state.inputs = self.sched_state.inputs.wrapping_add(1);
     }
 
-    /// Whether the scheduler's answers may be reused: it says so, or the sender batches on a single path
-    /// (one path leaves nothing else to decide while the clock stands still).
-    fn answers_reusable(&self) -> bool {
-        self.sched.reuses_decisions() || (self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1)
+    /// Whether the scheduler's last answer (a [`Decision::Path`]) may be reused, and how: `Some(false)`
+    /// without limit, when the scheduler is stateless or the sender batches on a single path (one path
+    /// leaves nothing else to decide while the clock stands still); `Some(true)` counted, when the scheduler
+    /// gives a count ([`Scheduler::reusable_answers`](crate::sched::Scheduler::reusable_answers)); `None`:
+    /// ask for the next packet.
+    fn reuse_allowance(&self) -> Option<bool> {
+        if self.sched.reuses_decisions() {
+            return Some(false);
+        }
+        if self.sched.reusable_answers() > 0 {
+            return Some(true);
+        }
+        (self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1).then_some(false)
     }
 
     /// Packets sent on other paths than `path`.
@@ -227,8 +245,8 @@ impl Connection {
         self.stats.packets_sent.wrapping_sub(here)
     }
 
-    /// Records the scheduler's answer `path` at `now` for reuse.
-    fn keep_reusable(&mut self, path: PathId, now: Instant) {
+    /// Records the scheduler's answer `path` at `now` for reuse (`counted`: see [`Reusable::counted`]).
+    fn keep_reusable(&mut self, path: PathId, now: Instant, counted: bool) {
         let cc = self.cc.as_ref();
         let others = &mut self.sched_state.others;
         others.clear();
@@ -240,6 +258,7 @@ impl Connection {
         );
         self.sched_state.reusable = Some(Reusable {
             path,
+            counted,
             at: now,
             inputs: self.sched_state.inputs,
             packet_size: self.sched_state.packet_size,
@@ -254,6 +273,9 @@ impl Connection {
             || r.inputs != self.sched_state.inputs
             || r.sent_elsewhere != self.sent_elsewhere(r.path)
         {
+            return None;
+        }
+        if r.counted && self.sched.reusable_answers() == 0 {
             return None;
         }
         let cc = self.cc.as_ref();
@@ -276,6 +298,44 @@ impl Connection {
                     .is_none_or(|t| t <= now)
         };
         (others_same && waiting && self.paths.get(&r.path).is_some_and(can_send)).then_some(r.path)
+    }
+
+    /// Takes the reused answer `path` for one more packet. A counted answer is one fewer, and the scheduler
+    /// hears of it ([`Scheduler::on_answer_reused`](crate::sched::Scheduler::on_answer_reused)) to move its
+    /// state as the question would have; debug builds ask the question instead and check the answer.
+    fn take_reused(&mut self, now: Instant, path: PathId) {
+        if !self.sched_state.reusable.is_some_and(|r| r.counted) {
+            self.verify_reused(now, path);
+        } else if cfg!(debug_assertions) && self.sched_state.verify_reuse {
+            // One fewer, except `u64::MAX`: no limit.
+            let left = match self.sched.reusable_answers() {
+                u64::MAX => u64::MAX,
+                n => n.saturating_sub(1),
+            };
+            self.verify_counted(now, path, left);
+        } else {
+            self.sched.on_answer_reused(path);
+        }
+    }
+
+    /// Debug builds, a counted answer: asked (which moves its state as a question does), the scheduler
+    /// gives the reused answer, and counts one fewer packet left.
+    fn verify_counted(&mut self, now: Instant, path: PathId, left: u64) {
+        let reusable = self.sched_state.reusable;
+        let fresh = self.ask_scheduler(now);
+        self.sched_state.reusable = reusable;
+        debug_assert_eq!(
+            fresh,
+            Some(Decision::Path(path)),
+            "{} answered otherwise than its counted answer",
+            self.sched.name()
+        );
+        debug_assert_eq!(
+            self.sched.reusable_answers(),
+            left,
+            "{} counts other packets left than its reused answer",
+            self.sched.name()
+        );
     }
 
     /// Debug builds: the scheduler, asked, gives the reused answer (a reusable scheduler keeps no state, so
