@@ -178,11 +178,14 @@ impl Scheduler for RoundRobin {
         let Some(t) = self.last.filter(|t| t.path == path) else {
             return;
         };
-        if self.quota(path) >= t.len {
-            self.quota.clear();
+        // The answer gave `path` a quota of at least 1: its entry exists (one lookup, as this runs per packet).
+        match self.quota.get_mut(&path) {
+            Some(q) if *q < t.len => *q += 1,
+            _ => {
+                self.quota.clear();
+                self.quota.insert(path, 1);
+            }
         }
-        let q = self.quota.entry(path).or_insert(0);
-        *q = q.saturating_add(1);
     }
 
     fn on_path_event(&mut self, event: &PathEvent) {

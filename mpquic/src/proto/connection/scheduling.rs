@@ -25,9 +25,9 @@
 //! datagrams fill a batch and its stream data stays contiguous (whole runs of offsets acknowledged
 //! together, fewer holes to reassemble at the receiver), while the rotation, and so its share, is kept.
 //! Without a batch (the default, and the simulator) `batch_packets` is 1. A batched sender with a single
-//! path reuses the scheduler's answer like a reusable scheduler's (below), whatever the scheduler: with one
-//! path and a clock that stands still the scheduler has nothing else to decide, and the views it would get
-//! cost as much as the rest of the packet's bookkeeping.
+//! path reuses the scheduler's answer like a reusable scheduler's (below), whatever the scheduler (unless
+//! it counts its answers, below): with one path and a clock that stands still the scheduler has nothing
+//! else to decide, and the views it would get cost as much as the rest of the packet's bookkeeping.
 //!
 //! **Reused answers.** Building a view of every path for every data packet is the largest per-packet cost
 //! of a multipath sender. A scheduler that declares its answer reusable
@@ -49,14 +49,25 @@
 //! its pacer and the connection's backlog, none of which changes a reusable scheduler's answer; the reused
 //! decision is committed exactly as an asked one, and every packet is still reported with `on_sent`.
 //!
+//! **Counted answers.** A scheduler whose state moves with every answer (round-robin's quotas) may still
+//! know its next answers: after a [`Decision::Path`] its
+//! [`Scheduler::reusable_answers`](crate::sched::Scheduler::reusable_answers) says how many more questions,
+//! asked under the conditions above, would get the same path. The connection then takes the answer again
+//! under those conditions while that count is positive, and for each packet calls
+//! [`Scheduler::on_answer_reused`](crate::sched::Scheduler::on_answer_reused), which moves the scheduler's
+//! state as the question would have. The scheduler's own count is read each time (it is the only count), so
+//! the decisions and the state after each are those of asking for every packet; only the views are not
+//! built. Round-robin with GSO batches is asked about once per turn instead of once per packet.
+//!
 //! **Nothing to decide.** A scheduler returns only paths that pass [`PathView::can_send`]; when no path
 //! does (every window full, pacer closed or path dead), its answer can only send nothing. A reusable
 //! scheduler, which keeps no state, is then not asked at all, and no views are built: the connection reads
 //! each path's liveness, window and pacer directly (`no_path_can_send`). Another scheduler is still asked
 //! (it may move its state when asked: ECF's waiting bit, BLEST's λ, a rotation).
 //!
-//! Debug builds ask the scheduler anyway in both cases and check that it gives the reused answer, or sends
-//! nothing.
+//! Debug builds ask the scheduler anyway in all these cases and check that it gives the reused answer (and
+//! for a counted one, counts one fewer), or sends nothing; for a counted answer the question takes the place
+//! of `on_answer_reused`.
 //!
 //! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
 //! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
