@@ -70,19 +70,20 @@ pub trait Scheduler: Send + std::fmt::Debug {
     /// [`Scheduler::on_answer_reused`] instead. Default 0: no answer is reused this way. Not consulted when
     /// [`Scheduler::reuses_decisions`] is `true` (such answers are reused without a count).
     ///
-    /// The count is a promise under the same conditions as [`Scheduler::reuses_decisions`]' (no input event,
-    /// the same clock, packets sent only on the chosen path, which still passes
-    /// [`crate::PathView::can_send`]), with one difference: the scheduler's own state moves with every
-    /// answer. Precisely: if the last question got `Decision::Path(p)` and this returns `n`, then for every
-    /// `k ≤ n`, asking `k` more times with views that differ from the last one only as listed under
-    /// [`Scheduler::reuses_decisions`] would answer `Decision::Path(p)` each time; and calling
-    /// [`Scheduler::on_answer_reused`]`(p)` instead of asking leaves the scheduler in the state asking would
-    /// have left it in, with this count one lower (`u64::MAX` means no limit and stays `u64::MAX`). So the
-    /// sequence of decisions, and the scheduler's state
-    /// after each, are those of asking for every packet. It is read right after an answer and after each
-    /// [`Scheduler::on_answer_reused`]; any other call (`on_ack`, `on_loss`, `on_path_event`, a question
-    /// answered otherwise) may end it, and the connection asks again after any input event whatever the
-    /// count.
+    /// The count is a promise under the conditions of [`Scheduler::reuses_decisions`] (no input event, the
+    /// same clock, packets sent only on the chosen path, which still passes [`crate::PathView::can_send`]),
+    /// except that the scheduler's own state moves with every answer. Precisely: if the last question got
+    /// `Decision::Path(p)` and this returns `n`, then for every `k ≤ n`, asking `k` more times with views
+    /// that differ from the last one only as listed under [`Scheduler::reuses_decisions`] (with
+    /// [`Scheduler::on_sent`] reports of the packets in between) would answer `Decision::Path(p)` each time;
+    /// and calling [`Scheduler::on_answer_reused`]`(p)` instead of asking leaves the scheduler in the state
+    /// asking would have left it in, with this count one lower (`u64::MAX` means no limit and stays
+    /// `u64::MAX`). So the decisions, and the scheduler's state after each, are those of asking for every
+    /// packet.
+    ///
+    /// The connection reads the count after an answer and before taking it again each time, so any other
+    /// call (`on_ack`, `on_loss`, `on_path_event`, a question answered otherwise) may end it by returning 0;
+    /// the connection asks again after any input event whatever the count.
     fn reusable_answers(&self) -> u64 {
         0
     }

@@ -5,6 +5,10 @@
 //! The client's paths have windows fixed by [`FixedWindows`] (no growth, no pacing), its scheduler is
 //! minRTT wrapped in [`Counting`], and the test polls the client's connection itself at instants it
 //! chooses, so that every question and every event is accounted for.
+//!
+//! Counted answers (a scheduler with state that says how many more packets its answer stays valid,
+//! `Scheduler::reusable_answers`): a whole two-path transfer under round-robin, once reusing them and once
+//! asking for every packet, must make the same decisions ([`Recording`]).
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -443,8 +447,9 @@ fn reused_roundrobin_answers_decide_exactly_as_asking_every_time() {
         // …hence the same packets on the same paths: the transfers are identical.
         assert_eq!(reused.sent, asked.sent, "cwnd_limited={cwnd_limited}");
         assert_eq!(reused_bytes, asked_bytes, "cwnd_limited={cwnd_limited}");
-        // Both paths carried data (the rotation ran), the 1.5 MB at least once.
+        // Both paths carried data (the rotation ran), and the losses were repaired: more than the 1.5 MB
+        // of the stream went out.
         assert!(asked_bytes.iter().all(|b| *b > 100_000), "{asked_bytes:?}");
-        assert!(asked_bytes[0] + asked_bytes[1] >= 1_500_000, "{asked_bytes:?}");
+        assert!(asked_bytes[0] + asked_bytes[1] > 1_500_000, "{asked_bytes:?}");
     }
 }
