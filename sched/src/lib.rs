@@ -85,7 +85,10 @@
 //! Per-connection and per-path state lives in the scheduler object; the callbacks keep it current.
 //! A stateless scheduler whose answer only depends on which paths can send (minRTT, for one) may return
 //! `true` from [`Scheduler::reuses_decisions`]: the connection then reuses its last path for the next
-//! packets of the same instant without asking, until an event changes what it sees.
+//! packets of the same instant without asking, until an event changes what it sees. A scheduler whose
+//! state moves with every answer but knows its next answers (round-robin within a turn) may say for how
+//! many packets with [`Scheduler::reusable_answers`], and hears of each reused one through
+//! [`Scheduler::on_answer_reused`].
 //!
 //! ## Your own scheduler, outside this crate
 //! Register it with [`registry::register`]: from then on [`registry::build`] builds it from a specification

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use crate::{AckInfo, ConnView, Decision, LossInfo, PathEvent, SentInfo};
+use crate::{AckInfo, ConnView, Decision, LossInfo, PathEvent, PathId, SentInfo};
 
 /// A packet scheduler. One object per connection; it may keep private per-connection and per-path state
 /// (keyed by [`crate::PathId`], in ordered maps or vectors so that results never depend on hash order).
@@ -63,6 +63,35 @@ pub trait Scheduler: Send + std::fmt::Debug {
     fn reuses_decisions(&self) -> bool {
         false
     }
+
+    /// How many of the next questions would get the last answer again, a [`Decision::Path`], by a scheduler
+    /// whose state moves with every answer (a rotation's quota): the connection may then take that path
+    /// for up to this many further packets without asking, and reports each with
+    /// [`Scheduler::on_answer_reused`] instead. Default 0: no answer is reused this way. Not consulted when
+    /// [`Scheduler::reuses_decisions`] is `true` (such answers are reused without a count).
+    ///
+    /// The count is a promise under the conditions of [`Scheduler::reuses_decisions`] (no input event, the
+    /// same clock, packets sent only on the chosen path, which still passes [`crate::PathView::can_send`]),
+    /// except that the scheduler's own state moves with every answer. Precisely: if the last question got
+    /// `Decision::Path(p)` and this returns `n`, then for every `k ≤ n`, asking `k` more times with views
+    /// that differ from the last one only as listed under [`Scheduler::reuses_decisions`] (with
+    /// [`Scheduler::on_sent`] reports of the packets in between) would answer `Decision::Path(p)` each time;
+    /// and calling [`Scheduler::on_answer_reused`]`(p)` instead of asking leaves the scheduler in the state
+    /// asking would have left it in, with this count one lower (`u64::MAX` means no limit and stays
+    /// `u64::MAX`). So the decisions, and the scheduler's state after each, are those of asking for every
+    /// packet.
+    ///
+    /// The connection reads the count after an answer and before taking it again each time, so any other
+    /// call (`on_ack`, `on_loss`, `on_path_event`, a question answered otherwise) may end it by returning 0;
+    /// the connection asks again after any input event whatever the count.
+    fn reusable_answers(&self) -> u64 {
+        0
+    }
+
+    /// The connection took the last answer, `Decision::Path(path)`, for one more packet without asking (see
+    /// [`Scheduler::reusable_answers`]): advance the state exactly as answering the question would have.
+    /// The packet is reported with [`Scheduler::on_sent`] as usual, once it is sent.
+    fn on_answer_reused(&mut self, _path: PathId) {}
 
     /// A packet was sent (after a decision, or by the connection on its own: probes, ACK-only packets).
     fn on_sent(&mut self, _sent: &SentInfo) {}

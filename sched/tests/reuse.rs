@@ -203,6 +203,115 @@ proptest! {
     }
 }
 
+/// Specifications of schedulers whose state moves with every answer, with the parameters under which they
+/// count reusable answers.
+fn counting_specs() -> Vec<String> {
+    let mut v: Vec<String> = registry::names().into_iter().map(String::from).collect();
+    v.extend(
+        [
+            "roundrobin:segments=3",
+            "roundrobin:cwnd_limited=false",
+            "roundrobin:segments=5,cwnd_limited=false",
+        ]
+        .map(String::from),
+    );
+    v
+}
+
+#[test]
+fn exactly_roundrobin_counts_reusable_answers() {
+    // Two open, identical paths and turns of 4 packets (batch_packets = 4): after its first answer a
+    // scheduler that counts has 4 − 1 = 3 answers left.
+    let now = common::t0();
+    let paths = [common::path(0, 1 << 30, 10, 5), common::path(1, 1 << 30, 10, 5)];
+    let mut view = ConnView::new(&paths, 1200);
+    view.batch_packets = 4;
+    let counting: Vec<&str> = registry::names()
+        .into_iter()
+        .filter(|n| {
+            let mut s = registry::build(n).unwrap();
+            select(s.as_mut(), &view, now);
+            s.reusable_answers() > 0
+        })
+        .collect();
+    assert_eq!(counting, vec!["roundrobin"]);
+    let mut rr = registry::build("roundrobin").unwrap();
+    select(rr.as_mut(), &view, now);
+    assert_eq!(rr.reusable_answers(), 3);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The promise of [`mpquic_sched::Scheduler::reusable_answers`]: two copies of a scheduler, one asked
+    /// for every packet, the other asked only when its count is spent and told of the packets in between
+    /// with `on_answer_reused`, make the same decisions and end in the same state (their `Debug` forms
+    /// agree), over the views a connection may show between two input events: the chosen path's bytes in
+    /// flight, pacer and window move, the backlog moves, the batch stays.
+    #[test]
+    fn a_counted_answer_is_what_asking_would_answer(
+        history in prop::collection::vec(arb_paths(), 0..6),
+        paths in arb_paths(),
+        packet_size in 1200u64..=1500,
+        batch in 1u64..8,
+        sends in prop::collection::vec(arb_send(), 1..40),
+    ) {
+        let now = common::t0();
+        for spec in counting_specs() {
+            let mut asked = registry::build(&spec).unwrap();
+            if asked.reuses_decisions() {
+                continue;
+            }
+            let mut reused = registry::build(&spec).unwrap();
+            // Some earlier decisions, so that the quotas start anywhere.
+            for h in &history {
+                let mut v = view(h, packet_size, None);
+                v.batch_packets = batch;
+                let a = select(asked.as_mut(), &v, now);
+                prop_assert_eq!(a, select(reused.as_mut(), &v, now), "{}", spec);
+            }
+            let mut paths = paths.clone();
+            let mut v = view(&paths, packet_size, None);
+            v.batch_packets = batch;
+            let first = select(asked.as_mut(), &v, now);
+            prop_assert_eq!(&first, &select(reused.as_mut(), &v, now), "{}", spec);
+            let Decision::Path(mut p) = first else {
+                continue;
+            };
+            let mut reuses = 0u32;
+            for send in &sends {
+                let chosen = paths.iter_mut().find(|v| v.id == p).unwrap();
+                chosen.bytes_in_flight = chosen.bytes_in_flight.saturating_add(send.sent);
+                chosen.pacing_budget = send.pacing;
+                chosen.cwnd = chosen.cwnd.saturating_add_signed(send.cwnd_delta);
+                if !chosen.can_send(packet_size) {
+                    // The connection asks again from here on (and the views may show anything).
+                    break;
+                }
+                let mut v = view(&paths, packet_size, Some(send));
+                v.batch_packets = batch;
+                let left = reused.reusable_answers();
+                let a = select(asked.as_mut(), &v, now);
+                if left > 0 {
+                    reused.on_answer_reused(p);
+                    reuses += 1;
+                    prop_assert_eq!(&a, &Decision::Path(p), "{}: {} answers were left", spec, left);
+                    // One fewer left; no limit stays no limit.
+                    let want = if left == u64::MAX { left } else { left - 1 };
+                    prop_assert_eq!(reused.reusable_answers(), want, "{}", spec);
+                } else {
+                    prop_assert_eq!(&a, &select(reused.as_mut(), &v, now), "{}", spec);
+                }
+                prop_assert_eq!(format!("{asked:?}"), format!("{reused:?}"), "{} after {} reuses", spec, reuses);
+                match a {
+                    Decision::Path(q) => p = q,
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn min_rtt_keeps_the_fast_path_until_its_window_is_full() {
     // Hand-worked case: path 0 at 10 ms with 3 600 B of window, path 1 at 40 ms. minRTT names path 0 while

@@ -27,8 +27,24 @@
 //! prefer a path they were not sent on (the shared reinjection rule). Kept as a baseline: kernel maintainers
 //! see no real use case for it beyond testing (mptcp_net-next#194).
 //!
-//! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Every decision advances the chosen
-//! path's quota (and rounds reset): the answer rotates by design.
+//! **Reused answers.** Not stateless ([`crate::Scheduler::reuses_decisions`] stays `false`): every decision
+//! advances the chosen path's quota, and rounds reset. But within a turn the answer is known in advance, and
+//! [`crate::Scheduler::reusable_answers`] says for how many more packets: after answering path `p` with its
+//! quota now `q` in a turn of `T = max(segments, batch_packets)` packets, the next `T − q` questions asked
+//! under unchanged inputs answer `p` again. Proof: `p` was chosen either (a) as the lowest-ID candidate
+//! with a partly used quota, (b) as the lowest-ID unused one when no candidate had a partly used quota, or
+//! (c) as the first candidate of a new round (all other quotas 0). Unchanged inputs leave the candidates
+//! the same (the connection checks that `p` can still send; the other paths' windows, pacers and
+//! liveness did not move) and only `p`'s quota moves: in (a) no candidate with a lower ID has a partly
+//! used quota, in (b) and (c) no other candidate has one at all, so while `q < T` path `p` is again the
+//! lowest-ID candidate with a partly used quota, and `T` is unchanged (`batch_packets` moves only with
+//! the sender's batch or the packet size, both input events). When `p` is the only candidate (one path,
+//! or the others' windows full) the answer stays `p` without limit: with a full quota no candidate has a
+//! partly used or an unused one, so a new round starts, again with `p`. The connection reports each
+//! packet it took that way with [`crate::Scheduler::on_answer_reused`], which moves the quotas as the
+//! answer would have (one more for `p`, after clearing them all when `p`'s turn was full). Without
+//! batches and with `segments = 1` (the simulator's default) every turn is one packet, and an answer is
+//! reused only while its path is the only candidate.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -43,6 +59,18 @@ pub struct RoundRobin {
     cwnd_limited: bool,
     /// Packets each path carried in the current round (absent: 0).
     quota: BTreeMap<PathId, u64>,
+    /// The last answer, while it is a path; `None` after any other answer or a path event.
+    last: Option<Turn>,
+}
+
+/// A path answer and what it was given under (for [`Scheduler::reusable_answers`]).
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    path: PathId,
+    /// The turn length: `max(segments, batch_packets)`.
+    len: u64,
+    /// The path was the only candidate.
+    sole: bool,
 }
 
 impl RoundRobin {
@@ -56,6 +84,7 @@ impl RoundRobin {
             segments: segments.max(1),
             cwnd_limited,
             quota: BTreeMap::new(),
+            last: None,
         }
     }
 
@@ -108,6 +137,7 @@ impl Scheduler for RoundRobin {
     }
 
     fn select_send(&mut self, conn: &ConnView<'_>, _now: Instant) -> Decision {
+        self.last = None;
         let Some(e) = conn.eligible() else {
             return Decision::Blocked;
         };
@@ -120,6 +150,11 @@ impl Scheduler for RoundRobin {
             Some(p) if p.can_send(size) => {
                 let q = self.quota.entry(p.id).or_insert(0);
                 *q = q.saturating_add(1);
+                self.last = Some(Turn {
+                    path: p.id,
+                    len: segments,
+                    sole: candidates().nth(1).is_none(),
+                });
                 Decision::Path(p.id)
             }
             // Strict rotation: it is this path's turn, wait for it.
@@ -127,7 +162,34 @@ impl Scheduler for RoundRobin {
         }
     }
 
+    /// The rest of the current turn, `T − q`, or no limit for the only candidate (see the module
+    /// documentation).
+    fn reusable_answers(&self) -> u64 {
+        match self.last {
+            Some(t) if t.sole => u64::MAX,
+            Some(t) => t.len.saturating_sub(self.quota(t.path)),
+            None => 0,
+        }
+    }
+
+    /// One more packet for `path`, as answering would have given it: its quota grows by one, after a new
+    /// round when its turn was full (then it is the only candidate).
+    fn on_answer_reused(&mut self, path: PathId) {
+        let Some(t) = self.last.filter(|t| t.path == path) else {
+            return;
+        };
+        // The answer gave `path` a quota of at least 1: its entry exists (one lookup, as this runs per packet).
+        match self.quota.get_mut(&path) {
+            Some(q) if *q < t.len => *q += 1,
+            _ => {
+                self.quota.clear();
+                self.quota.insert(path, 1);
+            }
+        }
+    }
+
     fn on_path_event(&mut self, event: &PathEvent) {
+        self.last = None;
         if let PathEvent::Removed(id) | PathEvent::Abandoned(id) = event {
             self.quota.remove(id);
         }
@@ -206,5 +268,64 @@ mod tests {
             .chain([None])
             .chain([1, 1, 0, 0, 0, 0].map(Some));
         assert_eq!(seq, want.collect::<Vec<_>>());
+    }
+    #[test]
+    #[allow(clippy::disallowed_methods)] // test set-up: any instant will do
+    fn a_turn_reports_how_many_answers_are_left_and_reused_ones_move_the_quota() {
+        // segments = 3, two open paths: path 0's turn is 3 packets. After the first answer its quota is 1,
+        // so 3 − 1 = 2 more answers are path 0; taking them without asking leaves quota 3 and nothing left,
+        // and the next question starts path 1's turn (3 − 1 = 2 left again).
+        let now = Instant::now();
+        let mut rr = RoundRobin::new(3, true);
+        let open = [
+            PathView::new(0, 1 << 30, Duration::from_millis(10)),
+            PathView::new(1, 1 << 30, Duration::from_millis(10)),
+        ];
+        let view = ConnView::new(&open, 1200);
+        assert_eq!(rr.reusable_answers(), 0, "nothing answered yet");
+        assert_eq!(rr.select_send(&view, now), Decision::Path(PathId(0)));
+        assert_eq!(rr.reusable_answers(), 2);
+        rr.on_answer_reused(PathId(0));
+        rr.on_answer_reused(PathId(0));
+        assert_eq!((rr.quota(PathId(0)), rr.reusable_answers()), (3, 0));
+        assert_eq!(rr.select_send(&view, now), Decision::Path(PathId(1)));
+        assert_eq!((rr.quota(PathId(1)), rr.reusable_answers()), (1, 2));
+        // A path event ends the count (the connection asks again after one anyway).
+        rr.on_path_event(&PathEvent::Validated(PathId(1)));
+        assert_eq!(rr.reusable_answers(), 0);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // test set-up: any instant will do
+    fn the_only_candidate_is_answered_without_limit_and_rounds_restart_as_asked() {
+        // segments = 2, path 1's window full: path 0 is the only candidate. Asking four times gives quotas
+        // 1, 2, then a new round (all quotas cleared, path 1's partly used quota of 1 too) 1, 2. Reusing the
+        // first answer three times must leave the same quotas.
+        let now = Instant::now();
+        let mut paths = [
+            PathView::new(0, 1 << 30, Duration::from_millis(10)),
+            PathView::new(1, 1 << 30, Duration::from_millis(10)),
+        ];
+        let mut asked = RoundRobin::new(2, true);
+        // Path 0 takes its turn (2), path 1 one packet of its own, then path 1 fills.
+        for want in [0, 0, 1] {
+            let d = asked.select_send(&ConnView::new(&paths, 1200), now);
+            assert_eq!(d, Decision::Path(PathId(want)));
+        }
+        paths[1].bytes_in_flight = 1 << 30;
+        let mut reused = asked.clone();
+        let view = ConnView::new(&paths, 1200);
+        // Path 0 full, path 1 a candidate no more: a new round, path 0 with quota 1.
+        for rr in [&mut asked, &mut reused] {
+            assert_eq!(rr.select_send(&view, now), Decision::Path(PathId(0)));
+            assert_eq!((rr.quota(PathId(0)), rr.quota(PathId(1))), (1, 0));
+        }
+        assert_eq!(reused.reusable_answers(), u64::MAX);
+        for _ in 0..3 {
+            assert_eq!(asked.select_send(&view, now), Decision::Path(PathId(0)));
+            reused.on_answer_reused(PathId(0));
+            assert_eq!(asked.quota(PathId(0)), reused.quota(PathId(0)));
+        }
+        assert_eq!(asked.quota(PathId(0)), 2, "1, 2, new round 1, 2");
     }
 }

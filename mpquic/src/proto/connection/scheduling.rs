@@ -25,9 +25,9 @@
 //! datagrams fill a batch and its stream data stays contiguous (whole runs of offsets acknowledged
 //! together, fewer holes to reassemble at the receiver), while the rotation, and so its share, is kept.
 //! Without a batch (the default, and the simulator) `batch_packets` is 1. A batched sender with a single
-//! path reuses the scheduler's answer like a reusable scheduler's (below), whatever the scheduler: with one
-//! path and a clock that stands still the scheduler has nothing else to decide, and the views it would get
-//! cost as much as the rest of the packet's bookkeeping.
+//! path reuses the scheduler's answer like a reusable scheduler's (below), whatever the scheduler (unless
+//! it counts its answers, below): with one path and a clock that stands still the scheduler has nothing
+//! else to decide, and the views it would get cost as much as the rest of the packet's bookkeeping.
 //!
 //! **Reused answers.** Building a view of every path for every data packet is the largest per-packet cost
 //! of a multipath sender. A scheduler that declares its answer reusable
@@ -49,14 +49,25 @@
 //! its pacer and the connection's backlog, none of which changes a reusable scheduler's answer; the reused
 //! decision is committed exactly as an asked one, and every packet is still reported with `on_sent`.
 //!
+//! **Counted answers.** A scheduler whose state moves with every answer (round-robin's quotas) may still
+//! know its next answers: after a [`Decision::Path`] its
+//! [`Scheduler::reusable_answers`](crate::sched::Scheduler::reusable_answers) says how many more questions,
+//! asked under the conditions above, would get the same path. The connection then takes the answer again
+//! under those conditions while that count is positive, and for each packet calls
+//! [`Scheduler::on_answer_reused`](crate::sched::Scheduler::on_answer_reused), which moves the scheduler's
+//! state as the question would have. The scheduler's own count is read each time (it is the only count), so
+//! the decisions and the state after each are those of asking for every packet; only the views are not
+//! built. Round-robin with GSO batches is asked about once per turn instead of once per packet.
+//!
 //! **Nothing to decide.** A scheduler returns only paths that pass [`PathView::can_send`]; when no path
 //! does (every window full, pacer closed or path dead), its answer can only send nothing. A reusable
 //! scheduler, which keeps no state, is then not asked at all, and no views are built: the connection reads
 //! each path's liveness, window and pacer directly (`no_path_can_send`). Another scheduler is still asked
 //! (it may move its state when asked: ECF's waiting bit, BLEST's λ, a rotation).
 //!
-//! Debug builds ask the scheduler anyway in both cases and check that it gives the reused answer, or sends
-//! nothing.
+//! Debug builds ask the scheduler anyway in all these cases and check that it gives the reused answer (and
+//! for a counted one, counts one fewer), or sends nothing; for a counted answer the question takes the place
+//! of `on_answer_reused`.
 //!
 //! **Holes first.** Before the scheduler is asked, opportunistic retransmission (`reinject`) may claim the
 //! next data packet for a hole that holds the stream: that packet goes on the fastest path that can send,
@@ -105,6 +116,13 @@ pub(super) struct SchedState {
 #[derive(Debug, Clone, Copy)]
 struct Reusable {
     path: PathId,
+    /// A counted answer: taken while the scheduler's [`Scheduler::reusable_answers`] is positive, each time
+    /// reported with [`Scheduler::on_answer_reused`] (otherwise: no limit, a stateless scheduler or a
+    /// single path).
+    ///
+    /// [`Scheduler::reusable_answers`]: crate::sched::Scheduler::reusable_answers
+    /// [`Scheduler::on_answer_reused`]: crate::sched::Scheduler::on_answer_reused
+    counted: bool,
     at: Instant,
     inputs: u64,
     packet_size: u64,
@@ -192,7 +210,7 @@ impl Connection {
         }
         // The last answer, if nothing it depends on changed (see the module documentation).
         if let Some(p) = self.reused_decision(now) {
-            self.verify_reused(now, p);
+            self.take_reused(now, p);
             self.sched_state.committed = Some(Decision::Path(p));
             self.sched_state.deferred = false;
             return Some(p);
@@ -201,8 +219,10 @@ impl Connection {
         let decision = self.ask_scheduler(now)?;
         let first = decision.paths().first().copied();
         if let Some(p) = first {
-            if matches!(decision, Decision::Path(_)) && self.answers_reusable() {
-                self.keep_reusable(p, now);
+            if matches!(decision, Decision::Path(_))
+                && let Some(counted) = self.reuse_allowance()
+            {
+                self.keep_reusable(p, now, counted);
             }
             self.sched_state.committed = Some(decision);
             self.sched_state.deferred = false;
@@ -215,10 +235,19 @@ impl Connection {
         self.sched_state.inputs = self.sched_state.inputs.wrapping_add(1);
     }
 
-    /// Whether the scheduler's answers may be reused: it says so, or the sender batches on a single path
-    /// (one path leaves nothing else to decide while the clock stands still).
-    fn answers_reusable(&self) -> bool {
-        self.sched.reuses_decisions() || (self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1)
+    /// Whether the scheduler's last answer (a [`Decision::Path`]) may be reused, and how: `Some(false)`
+    /// without limit, when the scheduler is stateless or the sender batches on a single path (one path
+    /// leaves nothing else to decide while the clock stands still); `Some(true)` counted, when the scheduler
+    /// gives a count ([`Scheduler::reusable_answers`](crate::sched::Scheduler::reusable_answers)); `None`:
+    /// ask for the next packet.
+    fn reuse_allowance(&self) -> Option<bool> {
+        if self.sched.reuses_decisions() {
+            return Some(false);
+        }
+        if self.sched.reusable_answers() > 0 {
+            return Some(true);
+        }
+        (self.sched_state.batch.max_datagrams > 1 && self.paths.len() == 1).then_some(false)
     }
 
     /// Packets sent on other paths than `path`.
@@ -227,8 +256,8 @@ impl Connection {
         self.stats.packets_sent.wrapping_sub(here)
     }
 
-    /// Records the scheduler's answer `path` at `now` for reuse.
-    fn keep_reusable(&mut self, path: PathId, now: Instant) {
+    /// Records the scheduler's answer `path` at `now` for reuse (`counted`: see [`Reusable::counted`]).
+    fn keep_reusable(&mut self, path: PathId, now: Instant, counted: bool) {
         let cc = self.cc.as_ref();
         let others = &mut self.sched_state.others;
         others.clear();
@@ -240,6 +269,7 @@ impl Connection {
         );
         self.sched_state.reusable = Some(Reusable {
             path,
+            counted,
             at: now,
             inputs: self.sched_state.inputs,
             packet_size: self.sched_state.packet_size,
@@ -254,6 +284,9 @@ impl Connection {
             || r.inputs != self.sched_state.inputs
             || r.sent_elsewhere != self.sent_elsewhere(r.path)
         {
+            return None;
+        }
+        if r.counted && self.sched.reusable_answers() == 0 {
             return None;
         }
         let cc = self.cc.as_ref();
@@ -276,6 +309,44 @@ impl Connection {
                     .is_none_or(|t| t <= now)
         };
         (others_same && waiting && self.paths.get(&r.path).is_some_and(can_send)).then_some(r.path)
+    }
+
+    /// Takes the reused answer `path` for one more packet. A counted answer is one fewer, and the scheduler
+    /// hears of it ([`Scheduler::on_answer_reused`](crate::sched::Scheduler::on_answer_reused)) to move its
+    /// state as the question would have; debug builds ask the question instead and check the answer.
+    fn take_reused(&mut self, now: Instant, path: PathId) {
+        if !self.sched_state.reusable.is_some_and(|r| r.counted) {
+            self.verify_reused(now, path);
+        } else if cfg!(debug_assertions) && self.sched_state.verify_reuse {
+            // One fewer, except `u64::MAX`: no limit.
+            let left = match self.sched.reusable_answers() {
+                u64::MAX => u64::MAX,
+                n => n.saturating_sub(1),
+            };
+            self.verify_counted(now, path, left);
+        } else {
+            self.sched.on_answer_reused(path);
+        }
+    }
+
+    /// Debug builds, a counted answer: asked (which moves its state as a question does), the scheduler
+    /// gives the reused answer, and counts one fewer packet left.
+    fn verify_counted(&mut self, now: Instant, path: PathId, left: u64) {
+        let reusable = self.sched_state.reusable;
+        let fresh = self.ask_scheduler(now);
+        self.sched_state.reusable = reusable;
+        debug_assert_eq!(
+            fresh,
+            Some(Decision::Path(path)),
+            "{} answered otherwise than its counted answer",
+            self.sched.name()
+        );
+        debug_assert_eq!(
+            self.sched.reusable_answers(),
+            left,
+            "{} counts other packets left than its reused answer",
+            self.sched.name()
+        );
     }
 
     /// Debug builds: the scheduler, asked, gives the reused answer (a reusable scheduler keeps no state, so
