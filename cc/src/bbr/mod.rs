@@ -17,12 +17,21 @@
 //!   sample, BtlBw and the round counter are not updated and full-pipe detection is skipped, but RTprop, the
 //!   state machine and the cwnd rules still run. With no bandwidth estimate at all, BBRInflight returns the
 //!   initial window (as draft-00 does without an RTT sample), so the window stays near its initial value.
-//! * **Recovery** (draft-00 §4.2.3.4) mapped to QUIC: an RFC 9002 recovery period is "fast recovery":
-//!   on a congestion event that starts a new period, `prior_cwnd = save()`, `cwnd = inflight + 1 packet`,
-//!   packet conservation on for one round; every loss subtracts the lost bytes (`cwnd = max(cwnd - lost, 1
-//!   packet)`); acknowledging a packet sent after the period began ends it: `cwnd = max(cwnd, prior_cwnd)`.
-//!   Persistent congestion is the RTO: `prior_cwnd = save()`, `cwnd` to the minimum, and the same exit rule.
-//!   The draft's "1 packet" minimum is raised to RFC 9002's `kMinimumWindow = 2·mds` (the crate-wide floor).
+//! * **Recovery** (draft-00 §4.2.3.4) mapped to QUIC: a loss episode plays the part of TCP's fast recovery.
+//!   A congestion event outside an episode that starts a new RFC 9002 recovery period (the lost packet was
+//!   sent after the previous episode's mark) opens one: `prior_cwnd = save()`, `cwnd = inflight + 1
+//!   packet`, packet conservation on for one round. Every loss subtracts the lost bytes (`cwnd = max(cwnd -
+//!   lost, 1 packet)`), and a loss during an episode extends it: the episode's mark moves to the loss. The
+//!   episode ends when a packet sent after its mark is acknowledged, i.e. after a round trip in which no loss
+//!   was detected: `cwnd = max(cwnd, prior_cwnd)`. The draft ends recovery "by repairing all losses", which
+//!   TCP's recovery point does and RFC 9002's period (over one round trip after its first loss) does not:
+//!   with losses in every round trip, ending the episode with the period would open a new one every round
+//!   trip, each cutting the window to what is in flight and conserving packets for a further round, so the
+//!   window could never grow above the flight and BBR could not probe (the rule QUIC BBRv1 implementations
+//!   derived from Chromium's `bbr_sender.cc` use too: recovery ends when a packet sent after the latest loss
+//!   is acknowledged with no new loss). Persistent congestion is the RTO: `prior_cwnd = save()`, `cwnd` to
+//!   the minimum, and the same exit rule. The draft's "1 packet" minimum is raised to RFC 9002's
+//!   `kMinimumWindow = 2·mds` (the crate-wide floor).
 //! * ECN-CE signals are ignored (BBRv1 has no ECN response).
 //! * "Treat samples as app-limited while in ProbeRTT" (the draft sets the estimator's `C.app_limited`, which
 //!   the connection owns): BBR keeps its own copy of that mark (`delivered + inflight`, refreshed on every ACK
@@ -205,7 +214,9 @@ pub struct Bbr {
     bw_used: f64,
     // Recovery.
     in_recovery: bool,
-    recovery_start: Option<Instant>,
+    /// When the current (or latest) loss episode began or was last extended by a loss: it ends once a packet
+    /// sent after this is acknowledged, and losses of packets sent before it open no new episode.
+    recovery_mark: Option<Instant>,
     packet_conservation: bool,
     restore_pending: bool,
 }
@@ -248,7 +259,7 @@ impl Bbr {
             target_cwnd: cwnd,
             bw_used: 0.0,
             in_recovery: false,
-            recovery_start: None,
+            recovery_mark: None,
             packet_conservation: false,
             restore_pending: false,
         };
@@ -363,11 +374,14 @@ impl Bbr {
         if self.in_recovery
             && ev
                 .largest_time_sent()
-                .is_some_and(|t| self.recovery_start.is_none_or(|s| t > s))
+                .is_some_and(|t| self.recovery_mark.is_none_or(|s| t > s))
         {
-            // RFC 9002 §7.3.2: a packet sent after the recovery period began was acknowledged: the period
-            // ends; draft-00 §4.2.3.4 restores the cwnd on exit (applied in `set_cwnd`).
-            // The start time is kept: losses of packets sent before it still start no new period.
+            // A packet sent after the episode's latest loss was acknowledged (this acknowledgement detected
+            // no loss: a loss would have moved the mark to now): a round trip without loss, so the losses
+            // are taken as repaired. draft-00 §4.2.3.4: "Upon exiting loss recovery (RTO recovery or Fast
+            // Recovery), either by repairing all losses or undoing recovery, BBR restores the best-known cwnd
+            // value we had upon entering loss recovery" (applied in `set_cwnd`). The mark is kept: losses of
+            // packets sent before it still open no new episode (RFC 9002 §7.3.2).
             self.in_recovery = false;
             self.packet_conservation = false;
             self.restore_pending = true;
@@ -651,27 +665,35 @@ impl Bbr {
             self.prior_cwnd = self.save_cwnd();
             self.cwnd = minimum_window(self.mds);
             self.in_recovery = true;
-            self.recovery_start = Some(ev.now);
+            self.recovery_mark = Some(ev.now);
             self.packet_conservation = false;
             self.restore_pending = false;
-        } else if self.recovery_start.is_none_or(|s| ev.sent_time > s) {
-            // RFC 9002 §7.3.2: a new recovery period = draft-00 "upon entering Fast Recovery".
-            self.prior_cwnd = self.save_cwnd();
-            self.cwnd = ev.bytes_in_flight.saturating_add(self.mds);
-            self.in_recovery = true;
-            self.recovery_start = Some(ev.now);
-            self.packet_conservation = true;
-            self.restore_pending = false;
-            // Conservation lasts one round: a round starting now (Linux `bbr_set_cwnd_to_recover_or_restore`).
-            self.next_round_delivered = self.delivered;
-        } else {
-            // Further losses in the same period: cwnd = max(cwnd - lost, 1 packet); conservation keeps at
-            // least what is in flight.
+        } else if self.in_recovery {
+            // A further loss during the episode (whatever the packet's send time) extends it: the losses
+            // are not repaired yet, so the draft's fast recovery goes on (no new window cut, no new
+            // conservation round). cwnd = max(cwnd - lost, 1 packet); conservation keeps at least what is
+            // in flight.
             let mut cwnd = self.cwnd.saturating_sub(ev.lost_bytes).max(self.mds);
             if self.packet_conservation {
                 cwnd = cwnd.max(ev.bytes_in_flight);
             }
             self.cwnd = cwnd;
+            self.recovery_mark = Some(ev.now);
+        } else if self.recovery_mark.is_none_or(|s| ev.sent_time > s) {
+            // RFC 9002 §7.3.2: a new recovery period = draft-00 "upon entering Fast Recovery".
+            self.prior_cwnd = self.save_cwnd();
+            self.cwnd = ev.bytes_in_flight.saturating_add(self.mds);
+            self.in_recovery = true;
+            self.recovery_mark = Some(ev.now);
+            self.packet_conservation = true;
+            self.restore_pending = false;
+            // Conservation lasts one round: a round starting now (Linux `bbr_set_cwnd_to_recover_or_restore`).
+            self.next_round_delivered = self.delivered;
+        } else {
+            // After the episode, a late loss of a packet sent before its mark: no new episode; the lost
+            // bytes are still subtracted (draft-00 `BBRModulateCwndForRecovery`), cwnd = max(cwnd - lost,
+            // 1 packet).
+            self.cwnd = self.cwnd.saturating_sub(ev.lost_bytes).max(self.mds);
         }
         if self.mode == BbrMode::ProbeRtt {
             self.cwnd = self.cwnd.min(self.min_pipe_cwnd());

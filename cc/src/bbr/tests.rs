@@ -441,6 +441,127 @@ fn fast_recovery_packet_conservation_and_restore() {
     assert_eq!(b.window(), 205_000); // only the lost bytes are subtracted: 206 000 - 1000
 }
 
+/// A loss event for the path of [`in_probe_bw`]: detected at `now` ms, newest lost packet sent at `sent` ms.
+fn loss_at(t0: Instant, now: u64, sent: u64, lost: u64, inflight: u64) -> CongestionEvent {
+    CongestionEvent {
+        path: PathId(0),
+        now: t0 + ms(now),
+        sent_time: t0 + ms(sent),
+        lost_bytes: lost,
+        bytes_in_flight: inflight,
+        persistent_congestion: false,
+        ecn: false,
+        rtt: RttSnapshot::from_rtt(ms(110)),
+    }
+}
+
+#[test]
+fn losses_in_every_round_trip_extend_one_episode_and_the_window_grows() {
+    // In ProbeBW after the startup script: BtlBw 1 MB/s, RTprop 100 ms, phase 0 (pacing gain 5/4, send
+    // quantum max(1.25 MB/s · 1 ms, 2 packets) = 2000 B), target = 2 · 1 MB/s · 0.1 s + 3 · 2000 = 206 000 B
+    // = cwnd.
+    let t0 = t0();
+    let (mut b, mut s) = in_probe_bw(t0);
+    assert_eq!(b.window(), 206_000);
+    // 950: the episode opens: prior_cwnd = 206 000, cwnd = inflight + 1 packet = 151 000, conservation.
+    b.on_congestion(&loss_at(t0, 950, 920, 2000, 150_000));
+    assert!(b.in_recovery());
+    assert_eq!(b.window(), 151_000);
+    // 1045: a packet sent at 990 (after the episode opened) is lost. It would open a new RFC 9002 recovery
+    // period, but the episode is not over: it is extended (mark 1045) with no new cut to inflight + 1
+    // packet: cwnd = max(151 000 - 1000, inflight 148 000 under conservation) = 150 000.
+    b.on_congestion(&loss_at(t0, 1045, 990, 1000, 148_000));
+    assert!(b.in_recovery());
+    assert_eq!(b.window(), 150_000);
+    // 1050: ack of a packet sent at 1000 (before the mark 1045: the episode goes on) that starts a round:
+    // conservation ends after its round, the window grows again: min(150 000 + 1000, 206 000) = 151 000.
+    s.feed(
+        Ack {
+            sent_ms: Some(1000),
+            ..Ack::at(1050)
+        },
+        |ev| b.on_ack(ev),
+    );
+    assert!(b.in_recovery());
+    assert_eq!(b.window(), 151_000);
+    // 1060: 5000 B acknowledged in the same round: min(151 000 + 5000, 206 000) = 156 000, above the
+    // 150 000 in flight (conservation would have held it at inflight + acked = 155 000).
+    s.feed(
+        Ack {
+            acked: 5000,
+            inflight: 150_000,
+            sent_ms: Some(1010),
+            new_round: false,
+            ..Ack::at(1060)
+        },
+        |ev| b.on_ack(ev),
+    );
+    assert_eq!(b.window(), 156_000);
+    // 1070: a further loss (sent 1020) extends the episode to 1070; only its bytes are subtracted, no
+    // conservation floor: 156 000 - 1000 = 155 000.
+    b.on_congestion(&loss_at(t0, 1070, 1020, 1000, 150_000));
+    assert!(b.in_recovery());
+    assert_eq!(b.window(), 155_000);
+    // 1180: ack of a packet sent at 1100, after the latest loss (1070): a round trip without loss, the
+    // episode ends and restores max(155 000, prior 206 000) = 206 000, then min(206 000 + 1000, 206 000).
+    s.feed(
+        Ack {
+            sent_ms: Some(1100),
+            new_round: false,
+            ..Ack::at(1180)
+        },
+        |ev| b.on_ack(ev),
+    );
+    assert!(!b.in_recovery());
+    assert_eq!(b.window(), 206_000);
+    // 1190: a late loss of a packet sent at 1060, before the mark 1070 (but after the episode opened at
+    // 950): no new episode, 206 000 - 1000 = 205 000.
+    b.on_congestion(&loss_at(t0, 1190, 1060, 1000, 150_000));
+    assert!(!b.in_recovery());
+    assert_eq!(b.window(), 205_000);
+    // 1250: a loss of a packet sent at 1150, after the mark: a new episode, cwnd = 120 000 + 1000.
+    b.on_congestion(&loss_at(t0, 1250, 1150, 2000, 120_000));
+    assert!(b.in_recovery());
+    assert_eq!(b.window(), 121_000);
+}
+
+#[test]
+fn a_loss_on_the_acknowledgement_that_would_end_the_episode_extends_it() {
+    // The connection reports an acknowledgement's losses before its acknowledged packets (RFC 9002
+    // Appendix A.7 `OnAckReceived`). Same start as above: episode opened at 950 with cwnd 151 000.
+    let t0 = t0();
+    let (mut b, mut s) = in_probe_bw(t0);
+    b.on_congestion(&loss_at(t0, 950, 920, 2000, 150_000));
+    assert_eq!(b.window(), 151_000);
+    // 1060: this acknowledgement declares a packet sent at 990 lost (mark → 1060; no new cut to inflight
+    // + 1 packet = 141 000; conservation: max(151 000 - 1000, 140 000) = 150 000) and acknowledges one sent
+    // at 1000, which would have ended the episode without that loss. 1000 ≤ 1060: the episode goes on,
+    // nothing is restored. The ack starts a round (prior_delivered ≥ the delivered count at 950), so
+    // conservation ends: min(150 000 + 1000, 206 000).
+    b.on_congestion(&loss_at(t0, 1060, 990, 1000, 140_000));
+    assert_eq!(b.window(), 150_000);
+    s.feed(
+        Ack {
+            sent_ms: Some(1000),
+            ..Ack::at(1060)
+        },
+        |ev| b.on_ack(ev),
+    );
+    assert!(b.in_recovery());
+    assert_eq!(b.window(), 151_000);
+    // 1170: ack of a packet sent at 1065 with no loss: the episode ends, max(151 000, 206 000) = 206 000.
+    s.feed(
+        Ack {
+            sent_ms: Some(1065),
+            new_round: false,
+            ..Ack::at(1170)
+        },
+        |ev| b.on_ack(ev),
+    );
+    assert!(!b.in_recovery());
+    assert_eq!(b.window(), 206_000);
+}
+
 #[test]
 fn persistent_congestion_collapses_then_restores() {
     let t0 = t0();
