@@ -476,9 +476,14 @@ fn path_goodput_of(f: &FlowResult, path: usize) -> f64 {
 ///
 /// So head-of-line blocking costs no throughput and each scheduler gets what the controllers get from the
 /// paths:
-/// - BBR keeps both paths full: goodput between 0.97 C = 137.4 Mbit/s (B's startup, ≈ 10 of its 20 ms
-///   round trips, and the repeats of B's 0.5 % losses, cost less than 2 % of 4 s) and C. Both schedulers
-///   land there, so they differ by less than 3 % of C whichever way.
+/// - BBR keeps both paths full: goodput between 0.96 C = 136.0 Mbit/s and C. B's startup (≈ 10 of its
+///   20 ms round trips) costs less than 2 % of 4 s. BBRv1 keeps up to twice B's BDP in flight (cwnd gain 2,
+///   the 5/4 probing phase) against a queue of one BDP, so B overflows its queue besides its 0.5 % random
+///   loss: 737 and 1,027 losses on B in the two runs against ≈ 90 random ones (measured once BBR stayed in
+///   one recovery episode across consecutive round trips, as its specification says; before, it cut its
+///   window at every round trip with a loss and overflowed nothing). Each loss costs a repeat: at most
+///   1,100 × 1,228 B × 8 / 4 s = 2.7 Mbit/s, 1.9 % of C. Together under 4 % of C. Both schedulers land
+///   there, so they differ by less than 4 % of C whichever way.
 /// - OLIA fills A (≥ 0.97 × 94.46 Mbit/s) and leaves B badly used: B's share is at most what an uncoupled
 ///   Reno window gets at p = 0.5 % and 20 ms (Mathis et al.'s `MSS/RTT · √(3/(2p))` = 1160 B × 8 / 20 ms ×
 ///   √300 = 8.0 Mbit/s), so the goodput is at most 94.46 + 8.0 = 102.5 Mbit/s.
@@ -486,7 +491,8 @@ fn path_goodput_of(f: &FlowResult, path: usize) -> f64 {
 /// The runs are not bit-identical: round-robin sends the repeat of a lost B packet where its rotation is
 /// (half the time on B again), minRTT on A, which changes the receiver's head-of-line figures (RR's HoL
 /// maximum 102 ms against minRTT's 81 ms with BBR) and, through the controllers, the paths' shares.
-/// Measured (4 s, seed 1): OLIA 99.41 / 99.41 Mbit/s (A 94.71 / 94.65), BBR 139.54 / 139.51.
+/// Measured (4 s, seed 1): OLIA 99.41 / 99.41 Mbit/s (A 94.71 / 94.65), BBR 137.23 / 137.18 (139.54 /
+/// 139.51 with the earlier BBR recovery rule).
 #[test]
 fn c2_with_a_6mib_linux_receiver_the_window_never_limits() {
     for (cc, _, minrtt, rr) in c2_pairs("c2", &["olia", "bbr"], &[1]) {
@@ -500,7 +506,7 @@ fn c2_with_a_6mib_linux_receiver_the_window_never_limits() {
             assert!(rx.unread_peak_bytes < 3 << 20, "{cc}: {rx:?}");
             assert!(g <= C2_CAPACITY_BPS, "{cc}: {g}");
             if cc == "bbr" {
-                assert!(g >= 0.97 * C2_CAPACITY_BPS, "{cc}: {}", describe(f));
+                assert!(g >= 0.96 * C2_CAPACITY_BPS, "{cc}: {}", describe(f));
             } else {
                 let a_capacity = 100e6 * 1160.0 / 1228.0;
                 assert!(
