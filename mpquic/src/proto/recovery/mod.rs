@@ -70,7 +70,7 @@ pub use pacer::{
     MAX_MAX_BURST_PACKETS, Pacer, PacerConfigError,
 };
 pub use rtt::{GRANULARITY, INITIAL_RTT, RttEstimator};
-pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets};
+pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets, TombstoneCursor};
 use window_use::WindowUse;
 
 use crate::cc::{
@@ -713,12 +713,15 @@ impl<T> PathRecovery<T> {
         // Mark the packets.
         let mut newly = std::mem::take(&mut self.scratch_newly);
         newly.clear();
+        // The ranges come largest first (`Clamped`): one cursor finds each range's tombstones.
+        let mut cursor = TombstoneCursor::default();
         for (lo, hi) in ranges {
-            sp.sent.ack_range(lo, hi, |pn, slot| match slot {
-                AckedSlot::Newly(p) => newly.push((pn, p)),
-                AckedSlot::Spurious(_) => out.spurious_losses.push(pn),
-                AckedSlot::Duplicate => {}
-            });
+            sp.sent
+                .ack_range_from(lo, hi, &mut cursor, |pn, slot| match slot {
+                    AckedSlot::Newly(p) => newly.push((pn, p)),
+                    AckedSlot::Spurious(_) => out.spurious_losses.push(pn),
+                    AckedSlot::Duplicate => {}
+                });
         }
         out.spurious_losses.sort_unstable();
         if newly.is_empty() {
