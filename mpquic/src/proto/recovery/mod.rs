@@ -970,7 +970,12 @@ impl<T> PathRecovery<T> {
 
     /// RFC 9002 Appendix A.8 `GetPtoTimeAndSpace`.
     fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        if !self.ack_eliciting_in_flight() {
+        self.pto_time_and_space_with(now, self.ack_eliciting_in_flight())
+    }
+
+    /// [`Self::pto_time_and_space`] with `in_flight` = [`Self::ack_eliciting_in_flight`] already known.
+    fn pto_time_and_space_with(&self, now: Instant, in_flight: bool) -> Option<(Instant, SpaceId)> {
+        if !in_flight {
             // Anti-deadlock PTO of a client (RFC 9002 §6.2.2.1), measured from now.
             let d = loss::pto_period(&self.rtt, Duration::ZERO, self.pto_count);
             let space = if self.has_space(SpaceId::Handshake) {
@@ -1010,7 +1015,17 @@ impl<T> PathRecovery<T> {
 
     /// RFC 9002 Appendix A.8 `SetLossDetectionTimer`.
     fn set_loss_detection_timer(&mut self, now: Instant) {
-        if let Some((t, _)) = self.loss_time_and_space() {
+        // One pass over the spaces for the earliest loss time and whether an ack-eliciting packet is in
+        // flight (this runs for every packet sent and every ACK).
+        let mut loss_time: Option<Instant> = None;
+        let mut in_flight = false;
+        for sp in self.spaces.iter().flatten() {
+            if let Some(t) = sp.loss_time {
+                loss_time = Some(loss_time.map_or(t, |l| l.min(t)));
+            }
+            in_flight |= sp.sent.ack_eliciting_outstanding() > 0;
+        }
+        if let Some(t) = loss_time {
             self.timer = Some(t);
             return;
         }
@@ -1018,11 +1033,11 @@ impl<T> PathRecovery<T> {
             self.timer = None;
             return;
         }
-        if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation {
+        if !in_flight && self.peer_completed_address_validation {
             self.timer = None;
             return;
         }
-        self.timer = self.pto_time_and_space(now).map(|(t, _)| t);
+        self.timer = self.pto_time_and_space_with(now, in_flight).map(|(t, _)| t);
     }
 
     /// RFC 9002 Appendix A.9 `OnLossDetectionTimeout`: call when [`Self::loss_detection_timer`] has passed.
