@@ -26,14 +26,13 @@
 //! [`AckConfig::max_ack_delay`]. A non-ack-eliciting packet never sets a deadline: it is acknowledged along
 //! with the next ACK sent for another reason.
 
-use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
 use bytes::BufMut;
 
 use crate::cc::PathId;
 use crate::proto::coding::VarInt;
-use crate::proto::frame::{EcnCounts, ack_encoded_len, encode_ack};
+use crate::proto::frame::{AckFields, EcnCounts};
 use crate::proto::range_set::RangeSet;
 
 /// Which packet-number space a tracker serves: it decides whether ack-eliciting packets are acknowledged at
@@ -145,8 +144,8 @@ pub struct AckTracker {
     deadline: Option<Instant>,
     /// ECT(0), ECT(1), CE counts of the packets processed.
     ecn: [u64; 3],
-    /// Reused storage for the ranges of the frame being written.
-    scratch: Vec<RangeInclusive<u64>>,
+    /// Reused storage for the (Gap, ACK Range Length) pairs of the frame being written.
+    scratch: Vec<(VarInt, VarInt)>,
 }
 
 impl AckTracker {
@@ -350,49 +349,58 @@ impl AckTracker {
         buf: &mut B,
         max_len: usize,
     ) -> Option<AckWritten> {
-        let delay = self.ack_delay(now, ack_delay_exponent);
-        let ecn = self.ecn_counts();
         let mut ranges = self.received.iter_desc();
-        let first = ranges.next()?;
+        let (smallest, largest) = ranges.next()?.into_inner();
         // RFC 9000 §13.2.3: "A receiver SHOULD include an ACK Range containing the largest received packet
         // number in every ACK frame." The largest range is never dropped, so this holds.
-        debug_assert_eq!(Some(*first.end()), self.largest_received());
+        debug_assert_eq!(Some(largest), self.largest_received());
+        // Received packet numbers are at most VarInt::MAX (`is_duplicate`), so these never fail.
+        let fields = AckFields {
+            path_id,
+            largest: VarInt::from_u64(largest).ok()?,
+            delay: self.ack_delay(now, ack_delay_exponent),
+            first_range: VarInt::from_u64(largest.saturating_sub(smallest)).ok()?,
+            ecn: self.ecn_counts(),
+        };
         // Size with the first range only: the ACK Range Count (0) takes one byte.
-        let base = ack_encoded_len(path_id, delay, std::slice::from_ref(&first), ecn.as_ref()).ok()?;
-        if base > max_len {
+        let fixed = fields.len_without_ranges();
+        if fixed + 1 > max_len {
             return None;
         }
-        let fixed = base - 1;
-        let mut pairs = 0usize;
-        let mut smallest = *first.start();
+        // One pass over the ranges, largest first: each becomes its (Gap, ACK Range Length) pair as long as
+        // the frame, with the Range Count it then needs, fits in `max_len`.
+        let mut pairs_len = 0usize;
+        let mut smallest = smallest;
         self.scratch.clear();
-        self.scratch.push(first);
         let mut truncated = false;
         for r in ranges {
-            let (start, end) = r.clone().into_inner();
+            let (start, end) = r.into_inner();
             // Ranges are disjoint and non-adjacent: smallest ≥ end + 2.
-            let gap = smallest.saturating_sub(end).saturating_sub(2);
-            let pair = VarInt::size_of(gap).unwrap_or(8) + VarInt::size_of(end - start).unwrap_or(8);
-            let count = VarInt::size_of(self.scratch.len() as u64).unwrap_or(8);
-            if fixed + count + pairs + pair > max_len {
+            let gap = VarInt::from_u64(smallest.saturating_sub(end).saturating_sub(2));
+            let len = VarInt::from_u64(end.saturating_sub(start));
+            let (Ok(gap), Ok(len)) = (gap, len) else {
+                truncated = true;
+                break;
+            };
+            let pair = gap.size() + len.size();
+            let count = VarInt::size_of(self.scratch.len() as u64 + 1).unwrap_or(8);
+            if fixed + count + pairs_len + pair > max_len {
                 truncated = true;
                 break;
             }
-            pairs += pair;
+            pairs_len += pair;
             smallest = start;
-            self.scratch.push(r);
+            self.scratch.push((gap, len));
         }
+        let count = VarInt::from_u64(self.scratch.len() as u64).unwrap_or(VarInt::MAX);
         let before = buf.remaining_mut();
-        encode_ack(buf, path_id, delay, &self.scratch, ecn.as_ref()).ok()?;
+        fields.encode(buf, count, self.scratch.iter().copied());
         let len = before.saturating_sub(buf.remaining_mut());
-        debug_assert_eq!(
-            Ok(len),
-            ack_encoded_len(path_id, delay, &self.scratch, ecn.as_ref())
-        );
+        debug_assert_eq!(len, fixed + count.size() + pairs_len);
         let written = AckWritten {
-            largest: self.scratch.first().map_or(0, |r| *r.end()),
+            largest,
             len,
-            ranges: self.scratch.len(),
+            ranges: self.scratch.len() + 1,
             truncated,
         };
         // RFC 9000 §13.2.1: "Since packets containing only ACK frames are not congestion controlled, an
@@ -708,6 +716,47 @@ mod tests {
         recv(&mut t, t0 + 4 * MS, 10);
         recv(&mut t, t0 + 6 * MS, 5);
         assert_eq!(t.ack_delay(t0 + 8 * MS, 0).into_inner(), 4000);
+    }
+
+    #[test]
+    fn one_pass_writer_matches_the_range_encoder() {
+        // The tracker computes the Gap/ACK Range pairs itself; its bytes must be those `encode_ack` writes for
+        // the same ranges, with PATH_ACK, ECN counts and gaps and lengths of one, two and four bytes.
+        let t0 = t0();
+        let mut t = data();
+        // Ranges, largest first: 100_000..=100_070 (First ACK Range 70: 2 bytes), 90_000..=90_000 (Gap
+        // 100_000 - 90_000 - 2 = 9_998: 2 bytes, length 0), 5..=9 (Gap 90_000 - 9 - 2 = 89_989: 4 bytes,
+        // length 4), 0..=2 (Gap 5 - 2 - 2 = 1, length 2).
+        let pns = (100_000..=100_070).chain([90_000]).chain(5..=9).chain(0..=2);
+        for pn in pns {
+            t.on_packet_received(t0, pn, true, EcnCodepoint::Ect0);
+        }
+        let (bytes, w) = write(&mut t, t0 + 8 * MS, Some(PathId(2)), 1200);
+        let w = w.unwrap();
+        let mut want = Vec::new();
+        let ranges = [100_000..=100_070, 90_000..=90_000, 5..=9, 0..=2];
+        let ecn = EcnCounts {
+            ect0: VarInt::from_u32(80),
+            ..EcnCounts::default()
+        };
+        // ACK Delay 8 ms = 8000 µs >> 3 = 1000.
+        crate::proto::frame::encode_ack(
+            &mut want,
+            Some(PathId(2)),
+            VarInt::from_u32(1000),
+            &ranges,
+            Some(&ecn),
+        )
+        .unwrap();
+        assert_eq!(bytes, want);
+        // Type 0x3f 1 byte, path 2 1, largest 100_070 4, delay 1000 2, count 3 1, first 70 2, pairs
+        // 2+1, 4+1, 1+1, ECN counts 80 (71 + 1 + 5 + 3 packets, all ECT(0)), 0, 0: 2+1+1. 25 bytes.
+        assert_eq!(bytes.len(), 25);
+        assert_eq!(bytes[0], 0x3f);
+        assert_eq!(
+            (w.largest, w.len, w.ranges, w.truncated),
+            (100_070, bytes.len(), 4, false)
+        );
     }
 
     #[test]

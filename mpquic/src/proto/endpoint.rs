@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use crate::cc::PathId;
 use crate::proto::ack_tracker::EcnCodepoint;
-use crate::proto::cid::ResetKey;
+use crate::proto::cid::{ResetKey, RouteTable};
 use crate::proto::connection::Tokens;
 use crate::proto::connection::{
     ClientConfig, ConnectError, Connection, EndpointEvent, NewConnection, Rng, ServerConfig, Transmit,
@@ -129,7 +129,7 @@ pub struct Endpoint {
     epoch: Option<Instant>,
     /// Client: NEW_TOKEN tokens received from servers, by server name, for later connections.
     token_store: Arc<Mutex<LruTokenStore>>,
-    routes: HashMap<ConnectionId, ConnectionHandle>,
+    routes: RouteTable<ConnectionHandle>,
     /// Reset tokens connections accept, by peer address (a Stateless Reset carries a random connection ID).
     reset_tokens: HashMap<SocketAddr, Vec<(ConnectionHandle, ResetToken)>>,
     /// What each connection has in `routes` and `reset_tokens` (to remove exactly that when it drains).
@@ -175,7 +175,7 @@ impl Endpoint {
             responder,
             epoch: None,
             token_store: Arc::new(Mutex::new(LruTokenStore::default())),
-            routes: HashMap::new(),
+            routes: RouteTable::new(),
             reset_tokens: HashMap::new(),
             cids_of: HashMap::default(),
             handshaking: HashSet::default(),
@@ -312,7 +312,7 @@ impl Endpoint {
         };
         let dcid = ConnectionId::new(first.dcid()).unwrap_or_default();
         if let Some(h) = self.routes.get(&dcid) {
-            return Some(DatagramEvent::Known(*h));
+            return Some(DatagramEvent::Known(h));
         }
         let DecodedPacket::Protected(pd) = first else {
             return None;
@@ -598,7 +598,7 @@ impl Endpoint {
                 }
             }
             EndpointEvent::RetiredCid(cid) => {
-                if self.routes.get(&cid) == Some(&handle) {
+                if self.routes.get(&cid) == Some(handle) {
                     self.routes.remove(&cid);
                 }
                 if let Some(entry) = self.cids_of.get_mut(&handle) {

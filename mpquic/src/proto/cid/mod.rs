@@ -22,6 +22,7 @@ pub mod local;
 pub mod path_ids;
 pub mod remote;
 pub mod reset;
+pub mod routes;
 
 #[cfg(test)]
 mod tests;
@@ -33,6 +34,7 @@ pub use local::{CidConfigError, DEFAULT_CIDS_PER_PATH, DEFAULT_UNUSED_PATH_CIDS,
 pub use path_ids::{OpenPathError, PathDisposition, PathIds};
 pub use remote::RemoteCids;
 pub use reset::ResetKey;
+pub use routes::RouteTable;
 
 /// Where one of our connection IDs belongs: the path ID and the sequence number within that path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

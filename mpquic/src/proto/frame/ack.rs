@@ -5,7 +5,8 @@
 //! Gap/ACK Range pairs as a borrowed slice; [`Ack::iter`] walks them lazily. The work is bounded by the size of
 //! the frame: a Range Count that cannot fit in the remaining bytes is rejected before any range is read.
 //!
-//! Encoding takes ranges of packet numbers, largest first ([`encode_ack`], [`ack_encoded_len`]).
+//! Encoding takes ranges of packet numbers, largest first ([`encode_ack`], [`ack_encoded_len`]), or the
+//! fields and the Gap/ACK Range pairs a caller computed itself ([`AckFields`]).
 
 use std::ops::RangeInclusive;
 
@@ -294,26 +295,73 @@ pub fn encode_ack<B: BufMut>(
     // Validate everything before writing anything.
     ack_encoded_len(path_id, delay, ranges, ecn)?;
     let (largest, first_range, count) = head(ranges)?;
-    let ty = match (path_id.is_some(), ecn.is_some()) {
-        (false, false) => FrameType::ACK,
-        (false, true) => FrameType::ACK_ECN,
-        (true, false) => FrameType::PATH_ACK,
-        (true, true) => FrameType::PATH_ACK_ECN,
+    let fields = AckFields {
+        path_id,
+        largest,
+        delay,
+        first_range,
+        ecn: ecn.copied(),
     };
-    ty.encode(buf);
-    if let Some(p) = path_id {
-        VarInt::from(p.0).encode(buf);
-    }
-    largest.encode(buf);
-    delay.encode(buf);
-    count.encode(buf);
-    first_range.encode(buf);
-    for (gap, len) in gaps(ranges).flatten() {
-        gap.encode(buf);
-        len.encode(buf);
-    }
-    if let Some(e) = ecn {
-        e.encode(buf);
-    }
+    fields.encode(buf, count, gaps(ranges).flatten());
     Ok(())
+}
+
+/// The fields of an ACK or PATH_ACK frame other than its Gap/ACK Range pairs, for a writer that computes
+/// the pairs itself (the ACK tracker, from its own disjoint ranges) and so needs neither the validation nor
+/// the second pass over the ranges of [`encode_ack`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckFields {
+    /// `Some` for PATH_ACK.
+    pub path_id: Option<PathId>,
+    /// Largest Acknowledged.
+    pub largest: VarInt,
+    /// ACK Delay, already scaled by the exponent.
+    pub delay: VarInt,
+    /// First ACK Range (largest minus the smallest number of the first range).
+    pub first_range: VarInt,
+    /// The ECN counts of ACK_ECN / PATH_ACK_ECN.
+    pub ecn: Option<EcnCounts>,
+}
+
+impl AckFields {
+    /// Encoded size of these fields and the frame type, without the ACK Range Count and the pairs.
+    pub fn len_without_ranges(&self) -> usize {
+        1 // ACK / ACK_ECN / PATH_ACK / PATH_ACK_ECN all fit one byte
+            + self.path_id.map_or(0, |p| VarInt::from(p.0).size())
+            + self.largest.size()
+            + self.delay.size()
+            + self.first_range.size()
+            + self.ecn.map_or(0, |e| e.encoded_len())
+    }
+
+    /// Writes the frame with `count` (Gap, ACK Range Length) `pairs` after the first range. Every value is
+    /// already a varint, so nothing can fail; `count` must be the number of pairs for the frame to parse.
+    pub fn encode<B: BufMut>(
+        &self,
+        buf: &mut B,
+        count: VarInt,
+        pairs: impl Iterator<Item = (VarInt, VarInt)>,
+    ) {
+        let ty = match (self.path_id.is_some(), self.ecn.is_some()) {
+            (false, false) => FrameType::ACK,
+            (false, true) => FrameType::ACK_ECN,
+            (true, false) => FrameType::PATH_ACK,
+            (true, true) => FrameType::PATH_ACK_ECN,
+        };
+        ty.encode(buf);
+        if let Some(p) = self.path_id {
+            VarInt::from(p.0).encode(buf);
+        }
+        self.largest.encode(buf);
+        self.delay.encode(buf);
+        count.encode(buf);
+        self.first_range.encode(buf);
+        for (gap, len) in pairs {
+            gap.encode(buf);
+            len.encode(buf);
+        }
+        if let Some(e) = &self.ecn {
+            e.encode(buf);
+        }
+    }
 }

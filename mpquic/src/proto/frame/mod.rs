@@ -34,7 +34,7 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use ack::{Ack, AckIter, AckRangesError, EcnCounts, ack_encoded_len, encode_ack};
+pub use ack::{Ack, AckFields, AckIter, AckRangesError, EcnCounts, ack_encoded_len, encode_ack};
 pub use conn::{ApplicationClose, ConnectionClose, NewConnectionId, RetireConnectionId};
 pub use multipath::{PathAbandon, PathCidsBlocked, PathStatus};
 pub use stream::{Crypto, Datagram, Dir, ResetStream, StopSending, Stream};

@@ -76,6 +76,10 @@ pub fn detect_lost<T>(
 /// ("The PTO period MUST be at least kGranularity").
 pub fn pto_period(rtt: &RttEstimator, max_ack_delay: Duration, pto_count: u32) -> Duration {
     let base = rtt.pto_base().saturating_add(max_ack_delay).max(GRANULARITY);
+    if pto_count == 0 {
+        // No backoff (the usual case): skip the multiplication by 1 and its normalisation.
+        return base;
+    }
     base.saturating_mul(1 << pto_count.min(MAX_BACKOFF_EXPONENT))
 }
 

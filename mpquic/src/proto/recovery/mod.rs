@@ -70,7 +70,7 @@ pub use pacer::{
     MAX_MAX_BURST_PACKETS, Pacer, PacerConfigError,
 };
 pub use rtt::{GRANULARITY, INITIAL_RTT, RttEstimator};
-pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets};
+pub use sent::{AckedSlot, LostTombstone, SentPacket, SentPackets, TombstoneCursor};
 use window_use::WindowUse;
 
 use crate::cc::{
@@ -713,12 +713,15 @@ impl<T> PathRecovery<T> {
         // Mark the packets.
         let mut newly = std::mem::take(&mut self.scratch_newly);
         newly.clear();
+        // The ranges come largest first (`Clamped`): one cursor finds each range's tombstones.
+        let mut cursor = TombstoneCursor::default();
         for (lo, hi) in ranges {
-            sp.sent.ack_range(lo, hi, |pn, slot| match slot {
-                AckedSlot::Newly(p) => newly.push((pn, p)),
-                AckedSlot::Spurious(_) => out.spurious_losses.push(pn),
-                AckedSlot::Duplicate => {}
-            });
+            sp.sent
+                .ack_range_from(lo, hi, &mut cursor, |pn, slot| match slot {
+                    AckedSlot::Newly(p) => newly.push((pn, p)),
+                    AckedSlot::Spurious(_) => out.spurious_losses.push(pn),
+                    AckedSlot::Duplicate => {}
+                });
         }
         out.spurious_losses.sort_unstable();
         if newly.is_empty() {
@@ -967,7 +970,12 @@ impl<T> PathRecovery<T> {
 
     /// RFC 9002 Appendix A.8 `GetPtoTimeAndSpace`.
     fn pto_time_and_space(&self, now: Instant) -> Option<(Instant, SpaceId)> {
-        if !self.ack_eliciting_in_flight() {
+        self.pto_time_and_space_with(now, self.ack_eliciting_in_flight())
+    }
+
+    /// [`Self::pto_time_and_space`] with `in_flight` = [`Self::ack_eliciting_in_flight`] already known.
+    fn pto_time_and_space_with(&self, now: Instant, in_flight: bool) -> Option<(Instant, SpaceId)> {
+        if !in_flight {
             // Anti-deadlock PTO of a client (RFC 9002 §6.2.2.1), measured from now.
             let d = loss::pto_period(&self.rtt, Duration::ZERO, self.pto_count);
             let space = if self.has_space(SpaceId::Handshake) {
@@ -1007,7 +1015,17 @@ impl<T> PathRecovery<T> {
 
     /// RFC 9002 Appendix A.8 `SetLossDetectionTimer`.
     fn set_loss_detection_timer(&mut self, now: Instant) {
-        if let Some((t, _)) = self.loss_time_and_space() {
+        // One pass over the spaces for the earliest loss time and whether an ack-eliciting packet is in
+        // flight (this runs for every packet sent and every ACK).
+        let mut loss_time: Option<Instant> = None;
+        let mut in_flight = false;
+        for sp in self.spaces.iter().flatten() {
+            if let Some(t) = sp.loss_time {
+                loss_time = Some(loss_time.map_or(t, |l| l.min(t)));
+            }
+            in_flight |= sp.sent.ack_eliciting_outstanding() > 0;
+        }
+        if let Some(t) = loss_time {
             self.timer = Some(t);
             return;
         }
@@ -1015,11 +1033,11 @@ impl<T> PathRecovery<T> {
             self.timer = None;
             return;
         }
-        if !self.ack_eliciting_in_flight() && self.peer_completed_address_validation {
+        if !in_flight && self.peer_completed_address_validation {
             self.timer = None;
             return;
         }
-        self.timer = self.pto_time_and_space(now).map(|(t, _)| t);
+        self.timer = self.pto_time_and_space_with(now, in_flight).map(|(t, _)| t);
     }
 
     /// RFC 9002 Appendix A.9 `OnLossDetectionTimeout`: call when [`Self::loss_detection_timer`] has passed.

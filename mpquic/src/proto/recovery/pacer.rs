@@ -177,7 +177,14 @@ impl Pacer {
         let elapsed = self
             .last
             .map_or(Duration::ZERO, |l| now.saturating_duration_since(l));
-        let add = u128::from(rate).saturating_mul(elapsed.as_nanos());
+        // Below 2^32 s (136 years) the elapsed nanoseconds fit in 64 bits, and a 64 × 64-bit product cannot
+        // overflow 128 bits: one widening multiplication gives what the saturating 128-bit one gives.
+        let add = if elapsed.as_secs() < 1 << 32 {
+            let nanos = elapsed.as_secs() * 1_000_000_000 + u64::from(elapsed.subsec_nanos());
+            u128::from(rate) * u128::from(nanos)
+        } else {
+            u128::from(rate).saturating_mul(elapsed.as_nanos())
+        };
         self.tokens.saturating_add(add).min(capacity)
     }
 
@@ -199,8 +206,13 @@ impl Pacer {
             return None;
         }
         // Wait for the deficit, rounded up to the next nanosecond.
-        let wait = (need - have).div_ceil(u128::from(rate));
-        let wait = Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX));
+        // The deficit is at most one packet's byte-nanoseconds: a 64-bit division unless it is above 2^64.
+        let deficit = need - have;
+        let wait = match u64::try_from(deficit) {
+            Ok(d) => d.div_ceil(rate),
+            Err(_) => u64::try_from(deficit.div_ceil(u128::from(rate))).unwrap_or(u64::MAX),
+        };
+        let wait = Duration::from_nanos(wait);
         now.checked_add(wait)
     }
 

@@ -240,14 +240,28 @@ impl<T> SentPackets<T> {
 
     /// Marks every packet of `lo..=hi` acknowledged and calls `f` with what each held, in increasing order.
     /// Numbers outside the map are ignored (the caller validated them).
-    pub fn ack_range(&mut self, lo: u64, hi: u64, mut f: impl FnMut(u64, AckedSlot<T>)) {
+    pub fn ack_range(&mut self, lo: u64, hi: u64, f: impl FnMut(u64, AckedSlot<T>)) {
+        self.ack_range_from(lo, hi, &mut TombstoneCursor::default(), f);
+    }
+
+    /// [`SentPackets::ack_range`] for the ranges of one ACK frame, given largest first with one `cursor`: the
+    /// tombstones at or above `lo` are then found by stepping down from where the previous range stopped
+    /// (the few lost packets of the gap between the two ranges) instead of by a binary search per range.
+    pub fn ack_range_from(
+        &mut self,
+        lo: u64,
+        hi: u64,
+        cursor: &mut TombstoneCursor,
+        mut f: impl FnMut(u64, AckedSlot<T>),
+    ) {
         let Some((a, b)) = self.indices(lo, hi) else {
             return;
         };
         let base = self.base;
         // Below `first_out` only a tombstone can change state; the slots skipped here would all be duplicates.
         let mut a = a.max(self.first_out_index());
-        if let Some(i) = first_at_least(&self.lost, lo).and_then(|pn| self.index(pn)) {
+        let first_lost = self.lost_at_least(lo, cursor);
+        if let Some(i) = self.lost.get(first_lost).and_then(|&pn| self.index(pn)) {
             a = a.min(i);
         }
         if a > b {
@@ -280,6 +294,35 @@ impl<T> SentPackets<T> {
             f(pn, found);
         }
         self.advance_first_out();
+    }
+
+    /// The index in `lost` of the first tombstone at or above `lo` (`lost.len()` if none), and the cursor moved
+    /// there. Every tombstone at or above the cursor's index is at or above the `lo` it was left at (removals
+    /// by [`SentPackets::ack_range_from`] only take tombstones at or above that index), so for a lower `lo` the
+    /// answer is at or below the index: a walk down of at most [`TombstoneCursor::WALK`] steps finds it, or a
+    /// binary search when the gap holds more tombstones.
+    fn lost_at_least(&self, lo: u64, cursor: &mut TombstoneCursor) -> usize {
+        let mut j = match cursor.lo {
+            Some(prev) if lo < prev => cursor.index.min(self.lost.len()),
+            _ => self.lost.len(),
+        };
+        let mut steps = 0;
+        while let Some(&pn) = j.checked_sub(1).and_then(|i| self.lost.get(i)) {
+            if pn < lo {
+                break;
+            }
+            if steps == TombstoneCursor::WALK {
+                j = self.lost.partition_point(|&x| x < lo);
+                break;
+            }
+            steps += 1;
+            j -= 1;
+        }
+        *cursor = TombstoneCursor {
+            lo: Some(lo),
+            index: j,
+        };
+        j
     }
 
     /// Declares lost every outstanding packet numbered at most `upto` for which `is_lost` says so, in
@@ -406,6 +449,22 @@ impl<T> SentPackets<T> {
     }
 }
 
+/// Where [`SentPackets::ack_range_from`] stopped in the sorted list of tombstones, carried from one range of an
+/// ACK frame to the next, lower one. A fresh cursor (or one given a range that is not below its last one)
+/// starts from the end of the list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TombstoneCursor {
+    /// The `lo` of the last range, if any.
+    lo: Option<u64>,
+    /// The index of the first tombstone at or above `lo`.
+    index: usize,
+}
+
+impl TombstoneCursor {
+    /// Tombstones stepped over before falling back to a binary search.
+    const WALK: usize = 8;
+}
+
 /// The first number of the increasing `list` that is at least `pn`. The usual query (an acknowledgement of
 /// recent packets, tombstones and skipped numbers all older) is answered by the last element alone, without
 /// the binary search over the deque's two halves.
@@ -432,5 +491,84 @@ fn remove_sorted(list: &mut VecDeque<u64>, pn: u64) {
     let i = list.partition_point(|&x| x < pn);
     if list.get(i) == Some(&pn) {
         list.remove(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::*;
+
+    #[allow(clippy::disallowed_methods)] // tests need an origin for time
+    fn t0() -> Instant {
+        Instant::now()
+    }
+
+    /// 40 packets, 0..=39; then 3, 10..=19, 25 and 30 declared lost (13 tombstones, indices 0..=12 of
+    /// `lost`: 3 at 0, 10..=19 at 1..=10, 25 at 11, 30 at 12).
+    fn map_with_tombstones() -> SentPackets<()> {
+        let t0 = t0();
+        let mut sent = SentPackets::new();
+        for _ in 0..40 {
+            sent.push(SentPacket {
+                time_sent: t0,
+                size: 1200,
+                ack_eliciting: true,
+                in_flight: true,
+                app_limited: false,
+                delivery: None,
+                frames: (),
+            });
+        }
+        let lost = sent.drain_lost(39, |pn, _| {
+            pn == 3 || (10..=19).contains(&pn) || pn == 25 || pn == 30
+        });
+        assert_eq!(lost.len(), 13);
+        sent
+    }
+
+    #[test]
+    fn tombstone_cursor_steps_down_through_the_ranges_of_a_frame() {
+        let sent = map_with_tombstones();
+        let mut c = TombstoneCursor::default();
+        // (lo of the range, index of the first tombstone at or above it), largest range first:
+        // 31: none above 30 → 13 (the list's length); 26: 30 → 12; 20: 25 → 11; 4: ten tombstones
+        // (10..=19) lie between 4 and 20, more than the walk of 8, so the binary search answers 10 → 1;
+        // 0: 3 → 0.
+        for (lo, want) in [(31, 13), (26, 12), (20, 11), (4, 1), (0, 0)] {
+            assert_eq!(sent.lost_at_least(lo, &mut c), want, "lo {lo}");
+            assert_eq!(c.index, want);
+            // The binary search over the whole list agrees.
+            assert_eq!(sent.lost.partition_point(|&x| x < lo), want);
+        }
+        // A range not below the last one restarts from the end: lo 21 → 25 at index 11.
+        assert_eq!(sent.lost_at_least(21, &mut c), 11);
+    }
+
+    #[test]
+    fn ranges_of_one_frame_with_a_cursor_ack_as_without() {
+        // Ranges 36..=39, 22..=26 (holds tombstone 25: a spurious loss), 5..=12 (10, 11, 12 spurious, 5..=9
+        // newly acknowledged), 0..=1, largest first.
+        let ranges = [(36, 39), (22, 26), (5, 12), (0, 1)];
+        let mut with = map_with_tombstones();
+        let mut without = map_with_tombstones();
+        let mut c = TombstoneCursor::default();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let tag = |pn: u64, s: AckedSlot<()>| match s {
+            AckedSlot::Newly(_) => (pn, 'n'),
+            AckedSlot::Spurious(_) => (pn, 's'),
+            AckedSlot::Duplicate => (pn, 'd'),
+        };
+        for (lo, hi) in ranges {
+            with.ack_range_from(lo, hi, &mut c, |pn, s| a.push(tag(pn, s)));
+            without.ack_range(lo, hi, |pn, s| b.push(tag(pn, s)));
+        }
+        assert_eq!(a, b);
+        let spurious: Vec<u64> = a.iter().filter(|(_, k)| *k == 's').map(|(pn, _)| *pn).collect();
+        assert_eq!(spurious, [25, 10, 11, 12]);
+        // Left: 3, 13..=19 and 30.
+        assert_eq!(with.lost, [3, 13, 14, 15, 16, 17, 18, 19, 30]);
+        assert_eq!(with.lost, without.lost);
+        with.debug_check();
     }
 }
