@@ -332,15 +332,7 @@ impl Connection {
     /// Debug builds, a counted answer: asked (which moves its state as a question does), the scheduler
     /// gives the reused answer, and counts one fewer packet left.
     fn verify_counted(&mut self, now: Instant, path: PathId, left: u64) {
-        let reusable = self.sched_state.reusable;
-        let fresh = self.ask_scheduler(now);
-        self.sched_state.reusable = reusable;
-        debug_assert_eq!(
-            fresh,
-            Some(Decision::Path(path)),
-            "{} answered otherwise than its counted answer",
-            self.sched.name()
-        );
+        self.ask_expecting(now, path, "counted");
         debug_assert_eq!(
             self.sched.reusable_answers(),
             left,
@@ -357,13 +349,19 @@ impl Connection {
         if !cfg!(debug_assertions) || !self.sched_state.verify_reuse || !self.sched.reuses_decisions() {
             return;
         }
+        self.ask_expecting(now, path, "reused");
+    }
+
+    /// Debug builds: asks the scheduler (keeping the reusable answer as it was) and checks that it answers
+    /// `path`, the `kind` ("reused", "counted") answer the connection was about to take.
+    fn ask_expecting(&mut self, now: Instant, path: PathId, kind: &str) {
         let reusable = self.sched_state.reusable;
         let fresh = self.ask_scheduler(now);
         self.sched_state.reusable = reusable;
         debug_assert_eq!(
             fresh,
             Some(Decision::Path(path)),
-            "{} answered otherwise than its reused answer",
+            "{} answered otherwise than its {kind} answer",
             self.sched.name()
         );
     }

@@ -10,8 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
-
 use super::harness::{CLIENT, Pair, addr};
 use super::multipath::{CLIENT2, mp_config, two_paths_with};
 use crate::cc::PathId;
@@ -102,43 +100,6 @@ fn rr_config(spec: &str) -> TransportConfig {
     t
 }
 
-/// The client uploads `data` on one unidirectional stream; returns what the server read.
-fn upload(p: &mut Pair, data: &[u8]) -> Vec<u8> {
-    let id = p.client.conn().open_uni().unwrap();
-    let (mut sent, mut finished) = (0, false);
-    let mut got = Vec::new();
-    let mut peer = None;
-    let ok = p.drive_until(Duration::from_secs(60), |p| {
-        let now = p.now;
-        let c = p.client.conn();
-        while sent < data.len() {
-            let end = (sent + 64 * 1024).min(data.len());
-            match c.write(id, Bytes::copy_from_slice(&data[sent..end])) {
-                Ok(n) if n > 0 => sent += n,
-                _ => break,
-            }
-        }
-        if sent == data.len() && !finished {
-            c.finish(id).unwrap();
-            finished = true;
-        }
-        let s = p.server.conn();
-        if peer.is_none() {
-            peer = s.accept_uni();
-        }
-        let Some(rid) = peer else { return false };
-        loop {
-            match s.read(rid, usize::MAX, now) {
-                Ok(Some(b)) => got.extend_from_slice(&b),
-                Ok(None) => return true,
-                Err(_) => return false,
-            }
-        }
-    });
-    assert!(ok, "upload incomplete: {} of {} bytes", got.len(), data.len());
-    got
-}
-
 /// Full-sized datagrams: `mp_config` turns path-MTU discovery off, so every data packet fills 1200 bytes.
 const FULL: usize = 1200;
 
@@ -154,7 +115,7 @@ fn rr_upload(spec: &str, told: bool) -> (Batches, u64, u64) {
     let data: Vec<u8> = (0..4_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
-    let got = upload(&mut p, &data);
+    let got = super::transfer::upload_uni(&mut p, &data, Duration::from_secs(60));
     assert_eq!(got.len(), data.len());
     assert!(got == data, "{spec}: the server read other bytes than were sent");
     let c = p.client.conn();
@@ -255,7 +216,7 @@ fn single_path_upload(told: bool) -> (Batches, u64, u64) {
     p.handshake();
     let rec = batch_client(&mut p, told);
     let data: Vec<u8> = (0..2_000_000u32).map(|i| (i % 251) as u8).collect();
-    let got = upload(&mut p, &data);
+    let got = super::transfer::upload_uni(&mut p, &data, Duration::from_secs(60));
     assert!(got == data, "the server read other bytes than were sent");
     let c = p.client.conn();
     assert_eq!(c.paths(), vec![PathId(0)]);

@@ -337,43 +337,6 @@ impl Scheduler for Recording {
     }
 }
 
-/// The client uploads `data` on one unidirectional stream; returns what the server read.
-fn upload(p: &mut Pair, data: &[u8]) -> Vec<u8> {
-    let id = p.client.conn().open_uni().unwrap();
-    let (mut sent, mut finished) = (0, false);
-    let mut got = Vec::new();
-    let mut peer = None;
-    let ok = p.drive_until(Duration::from_secs(120), |p| {
-        let now = p.now;
-        let c = p.client.conn();
-        while sent < data.len() {
-            let end = (sent + 64 * 1024).min(data.len());
-            match c.write(id, Bytes::copy_from_slice(&data[sent..end])) {
-                Ok(n) if n > 0 => sent += n,
-                _ => break,
-            }
-        }
-        if sent == data.len() && !finished {
-            c.finish(id).unwrap();
-            finished = true;
-        }
-        let s = p.server.conn();
-        if peer.is_none() {
-            peer = s.accept_uni();
-        }
-        let Some(rid) = peer else { return false };
-        loop {
-            match s.read(rid, usize::MAX, now) {
-                Ok(Some(b)) => got.extend_from_slice(&b),
-                Ok(None) => return true,
-                Err(_) => return false,
-            }
-        }
-    });
-    assert!(ok, "upload incomplete: {} of {} bytes", got.len(), data.len());
-    got
-}
-
 /// The client uploads 1.5 MB over two paths (path 1 15 ms slower each way, 1 % random loss: windows fill,
 /// pacers close, acknowledgements and losses arrive between packets), in batches of 8 packets (so
 /// round-robin's turns last 8 packets), its scheduler a [`Recording`] round-robin (`cwnd_limited` as
@@ -409,7 +372,7 @@ fn rr_transfer(cwnd_limited: bool, reuse: bool) -> (Log, [u64; 2]) {
     p.extra_delay.insert(addr(CLIENT2), Duration::from_millis(15));
     p.loss = 0.01;
     let data: Vec<u8> = (0..1_500_000u32).map(|i| (i % 253) as u8).collect();
-    let got = upload(&mut p, &data);
+    let got = super::transfer::upload_uni(&mut p, &data, Duration::from_secs(120));
     assert!(got == data, "the server read other bytes than were sent");
     let c = p.client.conn();
     let bytes = [0, 1].map(|i| c.path_stats(PathId(i)).unwrap().stream_bytes_sent);

@@ -69,6 +69,44 @@ pub(super) fn pump(p: &mut Pair, is_client: bool, flow: &mut Flow, data: &[u8]) 
     }
 }
 
+/// The client uploads `data` on one unidirectional stream, written in 64 KiB pieces as the send buffer
+/// takes them, within `deadline` of simulated time; returns what the server read.
+pub(super) fn upload_uni(p: &mut Pair, data: &[u8], deadline: Duration) -> Vec<u8> {
+    let id = p.client.conn().open_uni().unwrap();
+    let (mut sent, mut finished) = (0, false);
+    let mut got = Vec::new();
+    let mut peer = None;
+    let ok = p.drive_until(deadline, |p| {
+        let now = p.now;
+        let c = p.client.conn();
+        while sent < data.len() {
+            let end = (sent + 64 * 1024).min(data.len());
+            match c.write(id, Bytes::copy_from_slice(&data[sent..end])) {
+                Ok(n) if n > 0 => sent += n,
+                _ => break,
+            }
+        }
+        if sent == data.len() && !finished {
+            c.finish(id).unwrap();
+            finished = true;
+        }
+        let s = p.server.conn();
+        if peer.is_none() {
+            peer = s.accept_uni();
+        }
+        let Some(rid) = peer else { return false };
+        loop {
+            match s.read(rid, usize::MAX, now) {
+                Ok(Some(b)) => got.extend_from_slice(&b),
+                Ok(None) => return true,
+                Err(_) => return false,
+            }
+        }
+    });
+    assert!(ok, "upload incomplete: {} of {} bytes", got.len(), data.len());
+    got
+}
+
 fn bidirectional(p: &mut Pair, size: usize, deadline: Duration) {
     let a = pattern(size, 1);
     let b = pattern(size, 2);
