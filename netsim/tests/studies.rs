@@ -472,7 +472,7 @@ fn path_goodput_of(f: &FlowResult, path: usize) -> f64 {
 /// repeat lost again adds as much, say ≤ 150 ms in all). Meanwhile data arrives at most at the paths'
 /// payload capacity C = 141.7 Mbit/s = 17.7 MB/s: the unread bytes never exceed 17.7 MB/s × 150 ms ≈
 /// 2.7 MB, below half the 6 MiB cap (3.1 MB). The window, right-sized to twice what the reader took per round
-/// trip, follows below the cap. Measured unread peaks: 0.8–1.5 MB.
+/// trip, follows below the cap. Measured unread peaks: 0.8–2.0 MB.
 ///
 /// So head-of-line blocking costs no throughput and each scheduler gets what the controllers get from the
 /// paths:
@@ -544,9 +544,9 @@ fn c2_with_a_6mib_linux_receiver_the_window_never_limits() {
 /// the time). The same stalls show in the receiver's head-of-line delay: round-robin's mean and p95 are
 /// above minRTT's (the p95 by about B's one-way delay: 27–29 ms against 19–21 ms).
 ///
-/// Measured (4 s): minRTT 119.72 / 119.91 / 117.25 Mbit/s, round-robin 102.95 / 102.54 / 101.50; Δ 16.8 /
-/// 17.4 / 15.8 Mbit/s against estimates 12.2 / 11.2 / 13.1 (ratios 1.37 / 1.55 / 1.20). With 8 s: 120.10 /
-/// 120.94 / 118.96 against 102.05 / 104.70 / 102.67 (the study's sweep: 120.00 ± 0.99 against 103.14 ± 1.38).
+/// Measured (4 s): minRTT 120.47 / 119.70 / 118.90 Mbit/s, round-robin 102.96 / 103.96 / 101.14; Δ 17.5 /
+/// 15.7 / 17.8 Mbit/s against estimates 12.2 / 11.2 / 13.5 (ratios 1.43 / 1.41 / 1.32). With 8 s: 120.66 /
+/// 120.49 / 119.78 against 102.24 / 105.17 / 101.51 (the study's sweep: 120.0 ± 1.0 against 102.2 ± 2.8).
 /// The mechanism was checked directly: with round-robin placing repeats like minRTT, its goodput rises to
 /// 118.7–120.0 Mbit/s (8 s, seeds 1–3). Round-robin's figure being close to W / (B's round trip) =
 /// 104.9 Mbit/s is a coincidence of this loss rate: at 0.1 % it reaches 116 Mbit/s, at 1 % 94.5.
