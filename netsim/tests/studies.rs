@@ -277,7 +277,7 @@ fn coupled_cubic_uses_the_high_bdp_path_far_better_than_lia() {
 }
 
 /// D2 (quick: 100 Mbit/s, 4 s): at 1 % loss BBR keeps far more goodput than CUBIC. Measured, seeds 1–3:
-/// cubic 15.56 / 11.90 / 12.62, bbr 92.77 / 92.39 / 92.55 Mbit/s.
+/// cubic 15.56 / 11.90 / 12.62, bbr 92.73 / 92.33 / 92.53 Mbit/s.
 #[test]
 fn bbr_keeps_far_more_goodput_than_cubic_under_one_percent_loss() {
     let runs = quick_runs(
