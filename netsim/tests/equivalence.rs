@@ -17,8 +17,8 @@
 //! - `shipped_scenarios_first_runs{,_null_cipher}` (default: 94 runs, under a minute each in the test
 //!   build on two cores): the first run of each case's sweep (each part's first run for a study), into
 //!   `expected/first/`;
-//! - `shipped_scenarios_every_run{,_null_cipher}` (`#[ignore]`d: about 1,900 runs, 4–5 minutes each on two
-//!   cores in a release build): every run of every case, into `expected/every/`. Run them with
+//! - `shipped_scenarios_every_run{,_null_cipher}` (ignored by default, reason and command in their
+//!   attributes: about 1,900 runs, 4–5 minutes each on two cores in a release build): every run of every case, into `expected/every/`. Run them with
 //!   `cargo test --release -p mpquic-netsim --test equivalence -- --ignored`.
 //!
 //! To regenerate the stored files after an intended change of behaviour, run the test with

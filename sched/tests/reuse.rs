@@ -18,19 +18,20 @@ use std::time::Duration;
 use mpquic_sched::{ConnView, Decision, PathId, PathStatus, PathView, SentInfo, registry, select};
 use proptest::prelude::*;
 
+/// Every registered name, then `variants`.
+fn registry_and(variants: &[&str]) -> Vec<String> {
+    let names = registry::names().into_iter().map(String::from);
+    names.chain(variants.iter().map(|v| (*v).to_owned())).collect()
+}
+
 /// Every registered name and the parameter variants of the schedulers that reuse.
 fn specs() -> Vec<String> {
-    let mut v: Vec<String> = registry::names().into_iter().map(String::from).collect();
-    v.extend(
-        [
-            "backup:2=0,strict=true",
-            "backup:1=5,0=3",
-            "llhd:beta=1",
-            "llhd:beta=0",
-        ]
-        .map(String::from),
-    );
-    v
+    registry_and(&[
+        "backup:2=0,strict=true",
+        "backup:1=5,0=3",
+        "llhd:beta=1",
+        "llhd:beta=0",
+    ])
 }
 
 #[test]
@@ -206,16 +207,11 @@ proptest! {
 /// Specifications of schedulers whose state moves with every answer, with the parameters under which they
 /// count reusable answers.
 fn counting_specs() -> Vec<String> {
-    let mut v: Vec<String> = registry::names().into_iter().map(String::from).collect();
-    v.extend(
-        [
-            "roundrobin:segments=3",
-            "roundrobin:cwnd_limited=false",
-            "roundrobin:segments=5,cwnd_limited=false",
-        ]
-        .map(String::from),
-    );
-    v
+    registry_and(&[
+        "roundrobin:segments=3",
+        "roundrobin:cwnd_limited=false",
+        "roundrobin:segments=5,cwnd_limited=false",
+    ])
 }
 
 #[test]
