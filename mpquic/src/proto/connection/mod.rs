@@ -33,6 +33,7 @@ mod injected;
 mod migration;
 mod mtu;
 mod multipath;
+mod path_map;
 mod path_set;
 mod paths;
 mod pmtud;

@@ -31,7 +31,7 @@
 //! carries each path's acknowledgements ([`AckPathPolicy`]), the paths suspected of having failed, and the
 //! PATH_ABANDON, MAX_PATH_ID, PATHS_BLOCKED and PATH_STATUS frames to send.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::cc::{CongestionController, PathId};
@@ -44,6 +44,7 @@ use crate::sched::{PathStatus, PathView};
 
 use super::config::AckPathPolicy;
 use super::frames_out::{FrameRecord, Records};
+use super::path_map::PathMap;
 use super::paths::{POTENTIALLY_FAILED_PTOS, Path};
 
 /// Why [`PathSet::open`] refused a path.
@@ -64,7 +65,7 @@ pub(super) enum OpenRefused {
 #[derive(Debug)]
 pub(super) struct PathSet {
     /// The path states, in path-ID order.
-    map: BTreeMap<PathId, Path>,
+    map: PathMap,
     /// Path-ID bookkeeping (path 0 only until multipath is negotiated). Path IDs are consumed through
     /// [`PathSet::abandon`] and [`PathSet::consume_unopened`], not directly.
     pub(super) ids: PathIds,
@@ -83,8 +84,8 @@ pub(super) struct PathSet {
 impl PathSet {
     /// The set at connection start: the handshake path `path0` and the tables it was built with.
     pub(super) fn new(path0: Path, ids: PathIds, local_cids: LocalCids, remote_cids: RemoteCids) -> Self {
-        let mut map = BTreeMap::new();
-        map.insert(path0.id, path0);
+        let mut map = PathMap::default();
+        map.insert(path0);
         PathSet {
             map,
             ids,
@@ -149,10 +150,7 @@ impl PathSet {
     /// The paths after `after` (all of them for `None`), in path-ID order.
     #[inline]
     pub(super) fn after(&self, after: Option<PathId>) -> impl Iterator<Item = &Path> + '_ {
-        use std::ops::Bound::{Excluded, Unbounded};
-        self.map
-            .range((after.map_or(Unbounded, Excluded), Unbounded))
-            .map(|(_, p)| p)
+        self.map.after(after)
     }
 
     /// The IDs of the paths not abandoned, in order.
@@ -308,7 +306,7 @@ impl PathSet {
         if self.remote_cids.current(id) != Some(path.remote_cid) {
             return Err(OpenRefused::NoRemoteCid(id));
         }
-        self.map.insert(id, path);
+        self.map.insert(path);
         self.remote_cids.start_using(id);
         Ok(())
     }
@@ -521,9 +519,9 @@ impl PathSet {
     pub(super) fn issue_local_cids(&mut self, fill: &mut dyn FnMut(&mut [u8])) {
         // A path ID is in use once a path on it is validated (not while validation may still fail: the path ID
         // would be consumed with its spares unused).
-        for (id, p) in &self.map {
+        for p in self.map.values() {
             if p.validated {
-                self.local_cids.mark_in_use(*id);
+                self.local_cids.mark_in_use(p.id);
             }
         }
         self.local_cids.replenish(&self.ids, fill);
@@ -599,8 +597,8 @@ impl PathSet {
 impl std::ops::Index<&PathId> for PathSet {
     type Output = Path;
 
+    #[allow(clippy::expect_used)]
     fn index(&self, id: &PathId) -> &Path {
-        #[allow(clippy::indexing_slicing)]
-        &self.map[id]
+        self.map.get(id).expect("no path with this ID")
     }
 }

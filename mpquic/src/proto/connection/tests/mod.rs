@@ -21,6 +21,7 @@ mod limits;
 mod migration;
 mod multipath;
 mod path_limits;
+mod path_map;
 mod path_set;
 mod pmtud;
 mod probes;
