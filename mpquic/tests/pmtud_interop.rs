@@ -63,7 +63,15 @@ async fn serve<S: AsyncWrite + Unpin, R: AsyncRead + Unpin>(mut send: S, mut rec
             let ok = got == pattern(BYTES, SEED);
             send.write_all(if ok { b"ok" } else { b"bad" }).await.unwrap();
         }
-        b"D" => send.write_all(&pattern(BYTES, SEED)).await.unwrap(),
+        b"D" => {
+            // The request ends with the client's FIN: read it before answering, so that `recv` is not
+            // dropped unfinished (which sends STOP_SENDING and fails the client's `shutdown` when that
+            // arrives first).
+            let mut rest = Vec::new();
+            recv.read_to_end(&mut rest).await.unwrap();
+            assert!(rest.is_empty(), "bytes after the command");
+            send.write_all(&pattern(BYTES, SEED)).await.unwrap();
+        }
         other => panic!("unknown command {other:?}"),
     }
     send.shutdown().await.unwrap();
