@@ -2,7 +2,7 @@
 //! `BTreeMap<PathId, Path>`'s methods that [`PathSet`](super::path_set::PathSet) uses.
 //!
 //! A connection has one path, or a few, and looks one up several times for every datagram it builds or
-//! receives. A B-tree node holds its values inline, so each lookup walked a node of eleven multi-kilobyte
+//! receives. A B-tree node holds its values inline, so each lookup walked a node of eleven 2.2 KB
 //! `Path` slots; a sorted vector answers with a binary search over the paths themselves (one comparison for
 //! one path) and iterates them in path-ID order, as the map did. Insertion and removal move the paths after
 //! the position; both happen only when a path opens or its abandoned state is deleted.
