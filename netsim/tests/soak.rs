@@ -1,7 +1,8 @@
 //! The soak test's CI variant (`SoakConfig::quick`: 50 connections, 30 simulated seconds) so that the full
 //! run (`mpquic-sim soak`, 1000 connections, 10 minutes, `docs/soak.md`) does not rot: every transfer must
 //! arrive intact, the churn the scenario asks for must actually happen, and the memory per connection must
-//! stay within a generous bound (this binary installs the counting allocator).
+//! stay within a generous bound (this binary installs the counting allocator, and the test starts it
+//! counting).
 
 #![allow(
     clippy::unwrap_used,
@@ -60,6 +61,7 @@ fn check(r: &SoakReport) {
 /// the same run (memory figures aside). One test, so that nothing else allocates while the heap is measured.
 #[test]
 fn quick_soak_every_transfer_intact() {
+    mpquic_netsim::soak::memory::start_counting();
     for seed in seeds() {
         let config = SoakConfig {
             seed,

@@ -315,7 +315,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The counting allocator, for the soak test's memory figures.
+/// The counting allocator, for the soak test's memory figures (it counts only once `soak` starts it).
 #[global_allocator]
 static ALLOC: mpquic_netsim::soak::memory::CountingAlloc = mpquic_netsim::soak::memory::CountingAlloc;
 
@@ -329,6 +329,8 @@ fn kib(bytes: Option<f64>) -> String {
 
 fn soak_cmd(args: &SoakArgs) -> ExitCode {
     use mpquic_netsim::soak::{Soak, SoakConfig};
+    // Heap figures: counted from here on (off for the other commands, where counting costs time).
+    mpquic_netsim::soak::memory::start_counting();
     let mut config = if args.quick {
         SoakConfig::quick()
     } else {

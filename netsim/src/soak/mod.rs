@@ -13,7 +13,8 @@
 //! (`Flow::fin_at`) and that the flow counted that many bytes delivered. (The pattern's byte at offset `o`
 //! is `o mod 251`, so only data misplaced by a multiple of 251 bytes would go unnoticed.)
 //!
-//! **Memory.** Heap bytes from [`memory::CountingAlloc`] when it is the global allocator (`mpquic-sim`),
+//! **Memory.** Heap bytes from [`memory::CountingAlloc`] when it is the global allocator and counting
+//! ([`memory::start_counting`]: `mpquic-sim soak` starts it),
 //! and the resident set size from `/proc/self/status`. The engine builds every flow's endpoints and TLS
 //! configurations up front and creates its connections when the flow starts; it never closes a
 //! connection (a finished transfer leaves an idle one), so at the end every connection is alive. With
