@@ -43,6 +43,7 @@ mod records_pool;
 mod recv;
 mod reinject;
 mod retry;
+mod rx_buffer;
 mod scheduling;
 mod send;
 mod spaces;
@@ -262,6 +263,8 @@ pub struct Connection {
     stats: ConnectionStats,
     /// The latest `now` seen by `handle_timeout` (for pacing queries in `poll_timeout`).
     last_now: Instant,
+    /// The buffer [`Connection::handle_datagram`] copies datagrams into, kept for reuse.
+    rx_buffer: rx_buffer::RxBuffer,
     /// What the connection keeps of its conversation with the scheduler (`scheduling`).
     sched_state: scheduling::SchedState,
     /// Raw frames injected by unit tests to break the protocol on purpose (nothing outside `cfg(test)`).
@@ -512,6 +515,7 @@ impl Connection {
             anti_deadlock_probe: false,
             stats: ConnectionStats::default(),
             last_now: new.now,
+            rx_buffer: rx_buffer::RxBuffer::default(),
             injected: injected::InjectedFrames::default(),
             sched_state: scheduling::SchedState::default(),
             early: early_data::EarlyData::default(),

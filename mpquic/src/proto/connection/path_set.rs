@@ -180,11 +180,14 @@ impl PathSet {
     /// another validated path is alive: its data goes elsewhere, and its PTO probes carry no data.
     #[inline]
     pub(super) fn suspect(&self, path: PathId) -> bool {
-        self.other_validated(path)
-            && self
-                .map
-                .get(&path)
-                .is_some_and(|p| p.recovery.pto_count() >= POTENTIALLY_FAILED_PTOS)
+        self.map.get(&path).is_some_and(|p| self.suspect_path(p))
+    }
+
+    /// [`Self::suspect`] for a path at hand: its PTO count first (almost always below the threshold), the
+    /// walk over the other paths only when it is not.
+    #[inline]
+    fn suspect_path(&self, p: &Path) -> bool {
+        p.recovery.pto_count() >= POTENTIALLY_FAILED_PTOS && self.other_validated(p.id)
     }
 
     /// The path that carries connection-level control frames: path 0, or the lowest live path once path 0 is
@@ -201,7 +204,7 @@ impl PathSet {
         self.map
             .values()
             .filter(usable)
-            .find(|p| !self.suspect(p.id))
+            .find(|p| !self.suspect_path(p))
             .or_else(|| self.map.values().find(usable))
             .or_else(|| self.map.values().find(|p| p.abandoned_at.is_none()))
             .map_or(PathId(0), |p| p.id)

@@ -36,12 +36,16 @@ pub(super) struct RxDatagram {
     /// A packet in it carried a non-probing frame and the largest packet number so far (RFC 9000 §9.3): if it
     /// came from a new peer address, the path moves there.
     pub(super) migrate: bool,
+    /// The datagram is in the connection's own receive buffer ([`Connection::handle_datagram`]): keep a
+    /// handle on it for reuse (`rx_buffer`).
+    keep_buffer: bool,
 }
 
 impl Connection {
     /// Processes one UDP datagram received from `remote` (on local address `local`, if known). The datagram is
-    /// copied once into a [`BytesMut`] and handed to [`Connection::handle_datagram_buf`]; callers that own
-    /// their receive buffer as a `BytesMut` should call that directly and save the copy.
+    /// copied once into a buffer of the connection's (the last datagram's, when nothing holds a slice of it
+    /// any more: see `rx_buffer`) and processed as by [`Connection::handle_datagram_buf`]; callers that own
+    /// their receive buffer as a `BytesMut` may call that directly and save the copy.
     pub fn handle_datagram(
         &mut self,
         now: Instant,
@@ -50,7 +54,8 @@ impl Connection {
         ecn: Option<EcnCodepoint>,
         data: &mut [u8],
     ) {
-        self.handle_datagram_buf(now, local, remote, ecn, BytesMut::from(&*data));
+        let buf = self.rx_buffer.fill(data);
+        self.process_datagram(now, local, remote, ecn, buf, true);
     }
 
     /// Processes one UDP datagram received from `remote` (on local address `local`, if known), taking
@@ -62,7 +67,21 @@ impl Connection {
         local: Option<SocketAddr>,
         remote: SocketAddr,
         ecn: Option<EcnCodepoint>,
+        data: BytesMut,
+    ) {
+        self.process_datagram(now, local, remote, ecn, data, false);
+    }
+
+    /// Processes one datagram (`keep_buffer`: it is in the connection's receive buffer, see
+    /// [`RxDatagram::keep_buffer`]).
+    fn process_datagram(
+        &mut self,
+        now: Instant,
+        local: Option<SocketAddr>,
+        remote: SocketAddr,
+        ecn: Option<EcnCodepoint>,
         mut data: BytesMut,
+        keep_buffer: bool,
     ) {
         self.qlog_sync(super::qlog::Call::Receive);
         // Acknowledgements, losses, RTT samples, path frames: the scheduler's views may change.
@@ -102,6 +121,7 @@ impl Connection {
             len,
             ecn,
             migrate: false,
+            keep_buffer,
         };
         // RFC 9000 §10.3.1: "An endpoint detects a potential Stateless Reset using the trailing 16 bytes of the
         // UDP datagram." Kept aside before in-place decryption touches the datagram.
@@ -286,6 +306,9 @@ impl Connection {
         } else {
             Bytes::new()
         };
+        if rx.keep_buffer {
+            self.rx_buffer.keep(&payload);
+        }
         self.qlog_packet_received(now, level, path_id, pn, header_len, &payload);
         let scid = header.scid;
         let mut ack_eliciting = false;

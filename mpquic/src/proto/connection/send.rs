@@ -281,6 +281,9 @@ impl Connection {
         {
             return Some(self.paths.ack_target(p.id, self.config.ack_path));
         }
+        // Whether connection-level frames wait is asked once (a dozen queues), not once per path, and the
+        // control path is looked for only when they do (both are pure: the answer is the same).
+        let mut frames: Option<bool> = None;
         self.paths
             .values()
             .filter(|p| p.abandoned_at.is_none())
@@ -288,8 +291,8 @@ impl Connection {
                 p.path_response.is_some()
                     || p.challenge.as_ref().is_some_and(|c| c.pending)
                     || p.recovery.pending_probes(SpaceId::Data) > 0
-                    // Both are pure; the flags first, the walk over the paths only when a frame waits.
-                    || (self.has_connection_frames() && p.id == self.paths.control_path())
+                    || (*frames.get_or_insert_with(|| self.has_connection_frames())
+                        && p.id == self.paths.control_path())
             })
             .map(|p| p.id)
     }
