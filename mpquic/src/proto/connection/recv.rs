@@ -69,6 +69,9 @@ impl Connection {
         ecn: Option<EcnCodepoint>,
         data: BytesMut,
     ) {
+        // A buffer kept from an earlier `handle_datagram` (a server's first Initial goes through it) would
+        // never be reused by this caller: let it go rather than pin it for the connection's lifetime.
+        self.rx_buffer.release();
         self.process_datagram(now, local, remote, ecn, data, false);
     }
 

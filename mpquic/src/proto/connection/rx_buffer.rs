@@ -11,7 +11,9 @@
 //! handle pins at most one datagram's buffer per connection. With the buffer kept, receiving a datagram
 //! allocates nothing. Callers of
 //! [`Connection::handle_datagram_buf`](super::Connection::handle_datagram_buf) pass their own buffer and
-//! keep none here.
+//! keep none here; such a call also drops a handle kept from an earlier `handle_datagram` (the runtime's
+//! server hands a new connection its first datagram that way, then its own buffers), so that it does not
+//! pin that datagram for the connection's lifetime.
 
 use bytes::{Bytes, BytesMut};
 
@@ -43,6 +45,11 @@ impl RxBuffer {
     pub(super) fn keep(&mut self, payload: &Bytes) {
         self.last = Some(payload.clone());
     }
+
+    /// Drops the handle (the caller passes its own buffers from now on).
+    pub(super) fn release(&mut self) {
+        self.last = None;
+    }
 }
 
 #[cfg(test)]
@@ -69,6 +76,16 @@ mod tests {
         assert_ne!(third.as_ptr(), at);
         assert_eq!(&third[..], &[3; 1300][..]);
         assert_eq!(&held[..], &[2; 10][..]);
+    }
+
+    #[test]
+    fn released_handle_pins_nothing() {
+        let mut rx = RxBuffer::default();
+        let first = rx.fill(&[5; 1200]).freeze();
+        rx.keep(&first);
+        assert!(!first.is_unique());
+        rx.release();
+        assert!(first.is_unique());
     }
 
     #[test]
