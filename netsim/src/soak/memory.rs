@@ -74,6 +74,14 @@ fn installed() {
     }
 }
 
+/// `System` answered an allocation of `size` bytes with `p`: counted when it succeeded and counting is on.
+fn allocated(p: *mut u8, size: usize) {
+    if !p.is_null() && counting() {
+        installed();
+        grow(size);
+    }
+}
+
 fn shrink(by: usize) {
     LIVE.fetch_sub(signed(by), Ordering::Relaxed);
 }
@@ -84,20 +92,14 @@ unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
         let p = unsafe { System.alloc(layout) };
-        if !p.is_null() && counting() {
-            installed();
-            grow(layout.size());
-        }
+        allocated(p, layout.size());
         p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
         let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() && counting() {
-            installed();
-            grow(layout.size());
-        }
+        allocated(p, layout.size());
         p
     }
 
