@@ -546,7 +546,8 @@ fn c2_with_a_6mib_linux_receiver_the_window_never_limits() {
 ///
 /// Measured (4 s): minRTT 120.47 / 119.70 / 118.90 Mbit/s, round-robin 102.96 / 103.96 / 101.14; Δ 17.5 /
 /// 15.7 / 17.8 Mbit/s against estimates 12.2 / 11.2 / 13.5 (ratios 1.43 / 1.41 / 1.32). With 8 s: 120.66 /
-/// 120.49 / 119.78 against 102.24 / 105.17 / 101.51 (the study's sweep: 120.0 ± 1.0 against 102.2 ± 2.8).
+/// 120.49 / 119.78 against 102.24 / 105.17 / 101.51 (the study's 8 s runs: 120.0 ± 1.0 against 102.2 ± 2.8;
+/// its 30 s runs, the published length: 120.9 ± 0.4 against 104.1 ± 1.0).
 /// The mechanism was checked directly: with round-robin placing repeats like minRTT, its goodput rises to
 /// 118.7–120.0 Mbit/s (8 s, seeds 1–3). Round-robin's figure being close to W / (B's round trip) =
 /// 104.9 Mbit/s is a coincidence of this loss rate: at 0.1 % it reaches 116 Mbit/s, at 1 % 94.5.
