@@ -50,6 +50,11 @@ impl Streams {
     /// The next pending control frame that fits in `max_len` bytes, with current values. Resets and
     /// STOP_SENDING come first, then credit (MAX_*), then *_BLOCKED.
     pub fn poll_control_frame(&mut self, max_len: usize) -> Option<StreamControlFrame> {
+        // Every frame below is one that `pending` records: with nothing recorded there is nothing to look up
+        // (the common case, asked once per packet).
+        if self.pending.is_empty() {
+            return None;
+        }
         let fits = |f: &StreamControlFrame| f.encoded_len() <= max_len;
         if let Some(f) = self.poll_per_stream(max_len, &[PerStream::ResetStream, PerStream::StopSending]) {
             return Some(f);
