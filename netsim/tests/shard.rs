@@ -241,6 +241,28 @@ set = { "sweep.values" = [0.0, 0.05] }
             .join("\n")
     };
     assert_eq!(report(&whole), report(&sharded));
+    // The reproduce command names the study as the command line did: by name with its `--dir`, or by the
+    // manifest's path.
+    let variant = |root: &Path| {
+        String::from_utf8(read(root, "report.md"))
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("Variant:"))
+            .unwrap()
+            .to_string()
+    };
+    let by_name = format!("command: `mpquic-sim study tiny --dir {}`", studies.display());
+    assert!(variant(&whole).contains(&by_name), "{}", variant(&whole));
+    let by_path = dir.join("by_path");
+    let manifest = studies.join("tiny.study.toml");
+    run(&["study", s(&manifest), "--out", s(&by_path), "--jobs", "1"]);
+    let by_path_command = format!("command: `mpquic-sim study {}`", manifest.display());
+    assert!(
+        variant(&by_path).contains(&by_path_command),
+        "{}",
+        variant(&by_path)
+    );
+    assert_eq!(read(&whole, "results.json"), read(&by_path, "results.json"));
     // Every other file: the plots of the first seeds (written by the shards that ran them) and the summary
     // charts (by the merge); the shard files are the only extra ones.
     let whole_files = files(&whole.join("tiny"));

@@ -1,4 +1,5 @@
-//! The studies (`netsim/scenarios/studies/*.study.toml`): every manifest loads and expands in both variants,
+//! The studies (`netsim/scenarios/studies/*.study.toml`, and the published-scale ones in `published/`):
+//! every manifest loads and expands in both variants,
 //! and the quick variants reproduce the qualitative claims our implementation must meet to be correct:
 //! - coupled controllers take roughly a fair share against a single-path flow on a shared bottleneck, while
 //!   uncoupled ones take more (D1 setup with a NewReno competitor);
@@ -109,7 +110,13 @@ fn every_study_loads_in_both_variants() {
             "missing {required}.study.toml"
         );
     }
-    for m in &manifests {
+    // The published-scale manifests (`studies/published/`: too long for `study all`) load the same way.
+    let published = study::list(&studies_dir().join("published")).unwrap();
+    assert!(
+        published.iter().any(|m| study::name_of(m) == "a_published"),
+        "missing published/a_published.study.toml"
+    );
+    for m in manifests.iter().chain(&published) {
         let full = Study::load(m, false).unwrap_or_else(|e| panic!("{e}"));
         let quick = Study::load(m, true).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(full.header.name, study::name_of(m));

@@ -24,7 +24,7 @@
 //! allocator is the counting one of `mpquic_netsim::soak::memory` (it forwards to the system allocator).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -202,7 +202,7 @@ struct StudyArgs {
     #[arg(long, value_name = "DIR", default_value = "study-reports")]
     out: PathBuf,
     /// Directory holding the study manifests.
-    #[arg(long, value_name = "DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/studies"))]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_STUDIES_DIR)]
     dir: PathBuf,
     /// Runs in parallel, 1 to 256 (default: the number of CPUs; never more than the study has runs).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = jobs)]
@@ -922,6 +922,22 @@ fn study_shard(
     file.write(&root).map_err(|e| e.to_string())
 }
 
+/// The studies directory `study` reads when `--dir` is not given.
+const DEFAULT_STUDIES_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/studies");
+
+/// How a report's reproduce command names study `name`: as the command line named it (a manifest path
+/// stays that path), and with `--dir` when the manifests came from another directory than the default.
+fn study_ref(args: &StudyArgs, name: &str) -> String {
+    if args.name != "all" && args.name != name {
+        return args.name.clone();
+    }
+    if args.dir == Path::new(DEFAULT_STUDIES_DIR) {
+        name.to_string()
+    } else {
+        format!("{name} --dir {}", args.dir.display())
+    }
+}
+
 /// Runs one study or all of them; prints each report's path (or each shard file's with --shard).
 fn study_cmd(args: &StudyArgs) -> ExitCode {
     let manifests = if args.name == "all" {
@@ -1016,7 +1032,7 @@ fn study_cmd(args: &StudyArgs) -> ExitCode {
             continue;
         }
         let quick = if args.quick { " --quick" } else { "" };
-        let command = format!("mpquic-sim study {name}{quick}");
+        let command = format!("mpquic-sim study {}{quick}", study_ref(args, &name));
         match study::report::write(&args.out, &s, &outcomes, &command, Some(wall)) {
             Ok(report) => {
                 println!(
