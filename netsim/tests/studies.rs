@@ -112,10 +112,12 @@ fn every_study_loads_in_both_variants() {
     }
     // The published-scale manifests (`studies/published/`: too long for `study all`) load the same way.
     let published = study::list(&studies_dir().join("published")).unwrap();
-    assert!(
-        published.iter().any(|m| study::name_of(m) == "a_published"),
-        "missing published/a_published.study.toml"
-    );
+    for required in ["a_published", "c_sweep_published"] {
+        assert!(
+            published.iter().any(|m| study::name_of(m) == required),
+            "missing published/{required}.study.toml"
+        );
+    }
     for m in manifests.iter().chain(&published) {
         let full = Study::load(m, false).unwrap_or_else(|e| panic!("{e}"));
         let quick = Study::load(m, true).unwrap_or_else(|e| panic!("{e}"));
