@@ -9,12 +9,13 @@
 #   bash netsim/build-pgo.sh --verify   # also runs every study's quick variant with both builds and
 #                                       # checks that every results.json is the same byte for byte
 #
-# Steps: (1) an instrumented build into $TARGET/pgo-generate, (2) the training runs: the reference bench
-# with both ciphers and the quick variants of studies a, b, c, d2, d4 and e (bulk, coupled and uncoupled
-# controllers, every scheduler, web and video workloads, BBR, the tunnel), (3) the merged profile, (4) the
-# optimised build into $TARGET/pgo. Needs llvm-profdata of the toolchain's own LLVM (the rustup component
-# llvm-tools, added if missing). Takes about 7 minutes on a 2-core machine; the plain release build is not
-# touched. Exit code 2 with one line on stderr when something it needs is missing.
+# Steps, under the target directory T (target/, or $CARGO_TARGET_DIR): (1) an instrumented build into
+# T/pgo-generate, (2) the training runs: the reference bench with both ciphers and the quick variants of
+# studies a, b, c, d2, d4 and e (bulk, coupled and uncoupled controllers, every scheduler, web and video
+# workloads, BBR, the tunnel), (3) the merged profile, (4) the optimised build into T/pgo. Needs
+# llvm-profdata of the toolchain's own LLVM (the rustup component llvm-tools, added if missing). Takes about
+# 7 minutes on a 2-core machine (11 with --verify). The plain release build in T/release is only built, if
+# it is out of date, by --verify. Exit code 2 with one line on stderr when something it needs is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
