@@ -1,6 +1,6 @@
 //! The studies (`netsim/scenarios/studies/*.study.toml`, and the published-scale ones in `published/`):
-//! every manifest loads and expands in both variants,
-//! and the quick variants reproduce the qualitative claims our implementation must meet to be correct:
+//! every manifest loads and expands in both variants, and the quick variants reproduce the qualitative
+//! claims our implementation must meet to be correct:
 //! - coupled controllers take roughly a fair share against a single-path flow on a shared bottleneck, while
 //!   uncoupled ones take more (D1 setup with a NewReno competitor);
 //! - Coupled CUBIC uses the high-BDP path far better than LIA (A);
@@ -16,7 +16,7 @@
     clippy::indexing_slicing
 )]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mpquic_netsim::engine::Engine;
@@ -100,24 +100,30 @@ fn path_goodput(r: &RunResult, flow: usize, path: usize) -> f64 {
     r.flows[flow].paths[path].goodput_bps.unwrap_or(0.0)
 }
 
+/// The manifests in `dir`, after checking that each of `required` is among them.
+fn manifests_with(dir: &Path, required: &[&str]) -> Vec<PathBuf> {
+    let manifests = study::list(dir).unwrap();
+    for name in required {
+        assert!(
+            manifests.iter().any(|m| study::name_of(m) == *name),
+            "missing {}/{name}.study.toml",
+            dir.display()
+        );
+    }
+    manifests
+}
+
 #[test]
 fn every_study_loads_in_both_variants() {
-    let manifests = study::list(&studies_dir()).unwrap();
-    let names: Vec<String> = manifests.iter().map(|m| study::name_of(m)).collect();
-    for required in ["a", "b", "c", "c_sweep", "d1", "d2", "d3", "d4", "d5"] {
-        assert!(
-            names.iter().any(|n| n == required),
-            "missing {required}.study.toml"
-        );
-    }
+    let manifests = manifests_with(
+        &studies_dir(),
+        &["a", "b", "c", "c_sweep", "d1", "d2", "d3", "d4", "d5"],
+    );
     // The published-scale manifests (`studies/published/`: too long for `study all`) load the same way.
-    let published = study::list(&studies_dir().join("published")).unwrap();
-    for required in ["a_published", "c_sweep_published"] {
-        assert!(
-            published.iter().any(|m| study::name_of(m) == required),
-            "missing published/{required}.study.toml"
-        );
-    }
+    let published = manifests_with(
+        &studies_dir().join("published"),
+        &["a_published", "c_sweep_published"],
+    );
     for m in manifests.iter().chain(&published) {
         let full = Study::load(m, false).unwrap_or_else(|e| panic!("{e}"));
         let quick = Study::load(m, true).unwrap_or_else(|e| panic!("{e}"));
