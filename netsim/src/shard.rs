@@ -159,10 +159,12 @@ pub fn fingerprint<'a>(texts: impl IntoIterator<Item = &'a [u8]>) -> String {
     format!("{h:016x}")
 }
 
-/// The fingerprint of a study: its manifest, every part's scenario file and the variant.
+/// The fingerprint of a study: its manifest (and the one it extends), every part's scenario file and the
+/// variant.
 pub fn study_fingerprint(study: &crate::study::Study) -> Result<String, ShardError> {
-    let mut texts = Vec::with_capacity(study.parts.len().saturating_add(2));
-    for path in std::iter::once(&study.manifest).chain(study.parts.iter().map(|p| &p.file)) {
+    let mut texts = Vec::with_capacity(study.parts.len().saturating_add(3));
+    let manifests = std::iter::once(&study.manifest).chain(&study.extends);
+    for path in manifests.chain(study.parts.iter().map(|p| &p.file)) {
         texts.push(std::fs::read(path).map_err(|source| ShardError::Io {
             path: path.clone(),
             source,

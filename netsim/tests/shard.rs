@@ -253,8 +253,18 @@ set = { "sweep.values" = [0.0, 0.05] }
     };
     let by_name = format!("command: `mpquic-sim study tiny --dir {}`", studies.display());
     assert!(variant(&whole).contains(&by_name), "{}", variant(&whole));
-    let by_path = dir.join("by_path");
+    // The merge knows the manifest the shards ran, not how they were started: it names it by its path.
     let manifest = studies.join("tiny.study.toml");
+    let merged_command = format!(
+        "command: `mpquic-sim study {} --shard K/3 (K = 1 … 3), then mpquic-sim merge`",
+        manifest.display()
+    );
+    assert!(
+        variant(&sharded).contains(&merged_command),
+        "{}",
+        variant(&sharded)
+    );
+    let by_path = dir.join("by_path");
     run(&["study", s(&manifest), "--out", s(&by_path), "--jobs", "1"]);
     let by_path_command = format!("command: `mpquic-sim study {}`", manifest.display());
     assert!(

@@ -122,7 +122,13 @@ fn every_study_loads_in_both_variants() {
     // The published-scale manifests (`studies/published/`: too long for `study all`) load the same way.
     let published = manifests_with(
         &studies_dir().join("published"),
-        &["a_published", "c_sweep_published"],
+        &[
+            "a_published",
+            "c_sweep_published",
+            "d1_published",
+            "d3_published",
+            "d4_published",
+        ],
     );
     for m in manifests.iter().chain(&published) {
         let full = Study::load(m, false).unwrap_or_else(|e| panic!("{e}"));
@@ -215,6 +221,145 @@ fn overrides_apply_and_bad_ones_name_the_field() {
         Err(StudyError::Unknown { known, .. }) => assert!(known.contains("bad"), "{known}"),
         other => panic!("{other:?}"),
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `[extends]`: the shipped published-scale C sweep is the scaled one's parts with 30 s runs, run for run;
+/// a temporary pair of manifests checks the order of the overrides, the parts' order and scenario paths,
+/// the errors, and that a shard's fingerprint covers the manifest extended.
+#[test]
+fn a_manifest_extends_another_with_overrides() {
+    let scaled = studies_dir().join("c_sweep.study.toml");
+    let published = studies_dir().join("published/c_sweep_published.study.toml");
+    for quick in [false, true] {
+        let a = Study::load(&scaled, quick).unwrap();
+        let b = Study::load(&published, quick).unwrap();
+        assert_eq!(
+            b.extends.as_deref(),
+            Some(
+                published
+                    .parent()
+                    .unwrap()
+                    .join("../c_sweep.study.toml")
+                    .as_path()
+            )
+        );
+        assert_eq!(a.parts.len(), b.parts.len());
+        for (pa, pb) in a.parts.iter().zip(&b.parts) {
+            assert_eq!(pa.spec.name, pb.spec.name);
+            assert_eq!(pb.spec.scenario, "../c_sweep.toml");
+            assert_eq!(pa.file.canonicalize().unwrap(), pb.file.canonicalize().unwrap());
+            assert_eq!(pa.runs.len(), pb.runs.len());
+            for (ra, rb) in pa.runs.iter().zip(&pb.runs) {
+                assert_eq!((&ra.settings, ra.seed), (&rb.settings, rb.seed));
+                // The quick variant's own 1 s applies after the 30 s: the same runs as the scaled study's.
+                let mut expected = ra.scenario.clone();
+                if !quick {
+                    assert_eq!(ra.scenario.scenario.duration, Duration::from_secs(4));
+                    expected.scenario.duration = Duration::from_secs(30);
+                }
+                assert_eq!(expected, rb.scenario);
+            }
+        }
+    }
+
+    let dir = std::env::temp_dir().join(format!("mpquic-study-extends-{}", std::process::id()));
+    let (base, sub) = (dir.join("base"), dir.join("sub"));
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(
+        studies_dir().join("d5_low_priority.toml"),
+        base.join("d5_low_priority.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        base.join("parent.study.toml"),
+        r#"[study]
+name = "parent"
+title = "t"
+claim = "c"
+
+[[parts]]
+name = "one"
+scenario = "d5_low_priority.toml"
+set = { "scenario.duration" = "5s", "links.bn.rate_bps" = 50_000_000, "sweep.seeds" = [1, 2] }
+quick = { "scenario.duration" = "2s" }
+
+[[parts]]
+name = "two"
+scenario = "d5_low_priority.toml"
+set = { "sweep.values" = ["newreno"] }
+"#,
+    )
+    .unwrap();
+    let child = |extra: &str| {
+        format!(
+            "[study]\nname = \"child\"\ntitle = \"t\"\nclaim = \"c\"\n\n[extends]\nmanifest = \"../base/parent.study.toml\"\n\
+             set = {{ \"scenario.duration\" = \"7s\", \"sweep.seeds\" = [3], \"flows.reno.start\" = \"1s\" }}\n{extra}"
+        )
+    };
+    let own = "\n[[parts]]\nname = \"three\"\nscenario = \"../base/d5_low_priority.toml\"\n";
+    std::fs::write(sub.join("child.study.toml"), child(own)).unwrap();
+    let full = Study::load(&sub.join("child.study.toml"), false).unwrap();
+    let names: Vec<&str> = full.parts.iter().map(|p| p.spec.name.as_str()).collect();
+    assert_eq!(names, ["one", "two", "three"]);
+    assert_eq!(full.header.name, "child");
+    assert_eq!(full.parts[0].spec.scenario, "../base/d5_low_priority.toml");
+    // `extends.set` after the part's `set`: 7 s, seed 3 only; the part's other overrides stay.
+    let one = &full.parts[0];
+    assert_eq!(one.runs.iter().map(|r| r.seed).collect::<Vec<_>>(), [3, 3]);
+    assert_eq!(one.runs[0].scenario.scenario.duration, Duration::from_secs(7));
+    assert_eq!(one.runs[0].scenario.links["bn"].rate_bps, 50_000_000);
+    assert_eq!(
+        full.parts[1].runs[0].scenario.scenario.duration,
+        Duration::from_secs(7)
+    );
+    assert_eq!(full.parts[1].runs[0].scenario.flows[0].cc, "newreno");
+    // The child's own part is not changed by `extends.set`.
+    let three = &full.parts[2].runs[0].scenario;
+    let file = mpquic_netsim::Scenario::from_file(base.join("d5_low_priority.toml")).unwrap();
+    assert_eq!(three.scenario.duration, file.scenario.duration);
+    // The quick variant's overrides come last.
+    let quick = Study::load(&sub.join("child.study.toml"), true).unwrap();
+    assert_eq!(
+        quick.parts[0].runs[0].scenario.scenario.duration,
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        quick.parts[1].runs[0].scenario.scenario.duration,
+        Duration::from_secs(7)
+    );
+    // A shard's fingerprint covers the manifest extended: editing it changes the fingerprint.
+    let before = mpquic_netsim::shard::study_fingerprint(&full).unwrap();
+    let parent_text = std::fs::read_to_string(base.join("parent.study.toml")).unwrap();
+    std::fs::write(base.join("parent.study.toml"), parent_text.replace("5s", "6s")).unwrap();
+    let edited = Study::load(&sub.join("child.study.toml"), false).unwrap();
+    assert_ne!(before, mpquic_netsim::shard::study_fingerprint(&edited).unwrap());
+    // Errors: a part name used twice, a missing manifest, and a second level of extends.
+    let clash = own.replace("\"three\"", "\"two\"");
+    std::fs::write(sub.join("clash.study.toml"), child(&clash)).unwrap();
+    let err = Study::load(&sub.join("clash.study.toml"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"two\" must be unique"), "{err}");
+    let missing = child("").replace("parent.study.toml", "nope.study.toml");
+    std::fs::write(sub.join("missing.study.toml"), missing).unwrap();
+    match Study::load(&sub.join("missing.study.toml"), false) {
+        Err(StudyError::Io { path, .. }) => assert!(path.ends_with("base/nope.study.toml"), "{path:?}"),
+        other => panic!("{other:?}"),
+    }
+    std::fs::write(
+        sub.join("grandchild.study.toml"),
+        "[study]\nname = \"g\"\ntitle = \"t\"\nclaim = \"c\"\n[extends]\nmanifest = \"child.study.toml\"\n",
+    )
+    .unwrap();
+    let err = Study::load(&sub.join("grandchild.study.toml"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("extends.manifest") && err.contains("one level"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

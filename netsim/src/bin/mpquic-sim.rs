@@ -938,6 +938,18 @@ fn study_ref(args: &StudyArgs, name: &str) -> String {
     }
 }
 
+/// How a merged report's reproduce command names the study whose manifest the shards ran: by name when the
+/// manifest is one of the default directory's (what `study NAME` finds), otherwise by the manifest's path
+/// (the shard files do not say whether the shards were started by name with `--dir` or by path; the path
+/// names the same study either way).
+fn manifest_ref(manifest: &Path, name: &str) -> String {
+    if manifest.parent() == Some(Path::new(DEFAULT_STUDIES_DIR)) {
+        name.to_string()
+    } else {
+        manifest.display().to_string()
+    }
+}
+
 /// Runs one study or all of them; prints each report's path (or each shard file's with --shard).
 fn study_cmd(args: &StudyArgs) -> ExitCode {
     let manifests = if args.name == "all" {
@@ -1154,7 +1166,9 @@ fn merge_study(args: &MergeArgs, merged: shard::Merged) -> ExitCode {
     let quick = if merged.quick { " --quick" } else { "" };
     let command = format!(
         "mpquic-sim study {}{quick} --shard K/{} (K = 1 … {}), then mpquic-sim merge",
-        s.header.name, merged.shards, merged.shards
+        manifest_ref(&merged.source, &s.header.name),
+        merged.shards,
+        merged.shards
     );
     match study::report::write(&args.out, &s, &outcomes, &command, None) {
         Ok(report) => {

@@ -27,6 +27,18 @@
 //! `replicate` (typically a flow's start time, a few milliseconds apart: the same experiment at another
 //! phase of the drop-tail queue), whose values are pooled like seeds.
 //!
+//! A manifest may take its parts from another one and change them all alike, instead of repeating them (a
+//! study run at another scale, say):
+//!
+//! ```toml
+//! [extends]
+//! manifest = "../c_sweep.study.toml"     # relative to this manifest; it may not extend another itself
+//! set = { "scenario.duration" = "30s" }  # applied to each of its parts after the part's own `set`
+//! ```
+//!
+//! The parts of that manifest come first, with their scenario files where that manifest names them, then
+//! this manifest's own `[[parts]]` (optional when it extends another); the `[study]` header is this one's.
+//!
 //! Overrides are dotted paths into the scenario document as in sweeps ([`crate::scenario::sweep::set_path`]),
 //! the `[sweep]` section included, so a quick variant can shorten the run, drop seeds or values. `set` is
 //! applied first, then `quick`. A part without a `[sweep]` section is a single run. Several parts may use the
@@ -160,13 +172,28 @@ fn yes() -> bool {
     true
 }
 
+/// The `[extends]` table: the parts of another manifest, changed alike.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Extends {
+    /// The other manifest, relative to this one.
+    pub manifest: String,
+    /// Overrides applied to each of its parts after the part's own `set` (before `quick`).
+    #[serde(default)]
+    pub set: toml::Table,
+}
+
 /// A manifest as written.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     /// The header.
     pub study: StudyHeader,
-    /// The parts, at least one.
+    /// Another manifest whose parts come first.
+    #[serde(default)]
+    pub extends: Option<Extends>,
+    /// The parts: at least one, counting those of the manifest extended.
+    #[serde(default)]
     pub parts: Vec<PartSpec>,
 }
 
@@ -188,6 +215,8 @@ pub struct Study {
     pub header: StudyHeader,
     /// The manifest file.
     pub manifest: PathBuf,
+    /// The manifest it extends, if any (its parts are part of this study).
+    pub extends: Option<PathBuf>,
     /// Whether this is the quick variant.
     pub quick: bool,
     /// The parts.
@@ -319,21 +348,57 @@ pub fn find(dir: &Path, name: &str) -> Result<PathBuf, StudyError> {
         })
 }
 
+/// Reads and parses one manifest file (no checks beyond its syntax and fields).
+fn read_manifest(path: &Path) -> Result<Manifest, StudyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| StudyError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let bad = |message: String| StudyError::Manifest {
+        path: path.to_owned(),
+        message,
+    };
+    let de = toml::de::Deserializer::parse(&text).map_err(|e| bad(e.to_string().trim_end().to_owned()))?;
+    serde_path_to_error::deserialize(de)
+        .map_err(|e| bad(format!("{}: {}", e.path(), e.inner().to_string().trim_end())))
+}
+
 impl Study {
     /// Reads a manifest and expands every part for the full (`quick = false`) or the quick variant.
     pub fn load(manifest: &Path, quick: bool) -> Result<Study, StudyError> {
-        let text = std::fs::read_to_string(manifest).map_err(|source| StudyError::Io {
-            path: manifest.to_owned(),
-            source,
-        })?;
         let bad = |message: String| StudyError::Manifest {
             path: manifest.to_owned(),
             message,
         };
-        let de =
-            toml::de::Deserializer::parse(&text).map_err(|e| bad(e.to_string().trim_end().to_owned()))?;
-        let parsed: Manifest = serde_path_to_error::deserialize(de)
-            .map_err(|e| bad(format!("{}: {}", e.path(), e.inner().to_string().trim_end())))?;
+        let mut parsed = read_manifest(manifest)?;
+        let base = manifest.parent().unwrap_or_else(|| Path::new("."));
+        let extends = match parsed.extends.take() {
+            Some(ext) => {
+                let parent_path = base.join(&ext.manifest);
+                let parent = read_manifest(&parent_path)?;
+                if parent.extends.is_some() {
+                    return Err(bad(format!(
+                        "extends.manifest: {} extends another manifest itself (one level only)",
+                        ext.manifest
+                    )));
+                }
+                // The parent's scenario paths are relative to the parent; make them relative to this one.
+                let parent_dir = Path::new(&ext.manifest).parent().unwrap_or_else(|| Path::new(""));
+                let mut parts: Vec<PartSpec> = parent
+                    .parts
+                    .into_iter()
+                    .map(|mut part| {
+                        part.scenario = parent_dir.join(&part.scenario).display().to_string();
+                        part.set.extend(ext.set.clone());
+                        part
+                    })
+                    .collect();
+                parts.append(&mut parsed.parts);
+                parsed.parts = parts;
+                Some(parent_path)
+            }
+            None => None,
+        };
         if parsed.parts.is_empty() {
             return Err(bad("parts: at least one part is needed".to_owned()));
         }
@@ -351,7 +416,6 @@ impl Study {
                 )));
             }
         }
-        let base = manifest.parent().unwrap_or_else(|| Path::new("."));
         let mut parts = Vec::with_capacity(parsed.parts.len());
         for spec in parsed.parts {
             let file = base.join(&spec.scenario);
@@ -414,6 +478,7 @@ impl Study {
         Ok(Study {
             header: parsed.study,
             manifest: manifest.to_owned(),
+            extends,
             quick,
             parts,
         })
