@@ -14,7 +14,7 @@
 //!
 //! Two sets, each run with real AES-128-GCM and again with the null cipher (`scenario.crypto = "null"`,
 //! which must not change a single byte of the results):
-//! - `shipped_scenarios_first_runs{,_null_cipher}` (default: 94 runs, under a minute each in the test
+//! - `shipped_scenarios_first_runs{,_null_cipher}` (default: 98 runs, under a minute each in the test
 //!   build on two cores): the first run of each case's sweep (each part's first run for a study), into
 //!   `expected/first/`;
 //! - `shipped_scenarios_every_run{,_null_cipher}` (ignored by default, reason and command in their

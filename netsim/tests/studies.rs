@@ -113,6 +113,12 @@ fn manifests_with(dir: &Path, required: &[&str]) -> Vec<PathBuf> {
     manifests
 }
 
+/// Writes `text` to `path` and returns the error loading it as a manifest (full variant) gives.
+fn load_error(path: &Path, text: &str) -> String {
+    std::fs::write(path, text).unwrap();
+    Study::load(path, false).unwrap_err().to_string()
+}
+
 #[test]
 fn every_study_loads_in_both_variants() {
     let manifests = manifests_with(
@@ -200,19 +206,13 @@ fn overrides_apply_and_bad_ones_name_the_field() {
         "replicate = \"flows.reno.start\"",
         "replicate = \"flows.low.start\"",
     );
-    std::fs::write(dir.join("rep.study.toml"), text).unwrap();
-    let err = Study::load(&dir.join("rep.study.toml"), false)
-        .unwrap_err()
-        .to_string();
+    let err = load_error(&dir.join("rep.study.toml"), &text);
     assert!(
         err.contains("parts.lp_vs_reno.replicate") && err.contains("flows.low.start"),
         "{err}"
     );
     let text = d5.replace("replicate = \"flows.reno.start\"", "phases = \"100ms\"");
-    std::fs::write(dir.join("ph.study.toml"), text).unwrap();
-    let err = Study::load(&dir.join("ph.study.toml"), false)
-        .unwrap_err()
-        .to_string();
+    let err = load_error(&dir.join("ph.study.toml"), &text);
     assert!(
         err.contains("parts.lp_vs_reno.phases") && err.contains("100ms"),
         "{err}"
@@ -337,10 +337,7 @@ set = { "sweep.values" = ["newreno"] }
     assert_ne!(before, mpquic_netsim::shard::study_fingerprint(&edited).unwrap());
     // Errors: a part name used twice, a missing manifest, and a second level of extends.
     let clash = own.replace("\"three\"", "\"two\"");
-    std::fs::write(sub.join("clash.study.toml"), child(&clash)).unwrap();
-    let err = Study::load(&sub.join("clash.study.toml"), false)
-        .unwrap_err()
-        .to_string();
+    let err = load_error(&sub.join("clash.study.toml"), &child(&clash));
     assert!(err.contains("\"two\" must be unique"), "{err}");
     let missing = child("").replace("parent.study.toml", "nope.study.toml");
     std::fs::write(sub.join("missing.study.toml"), missing).unwrap();
@@ -348,14 +345,10 @@ set = { "sweep.values" = ["newreno"] }
         Err(StudyError::Io { path, .. }) => assert!(path.ends_with("base/nope.study.toml"), "{path:?}"),
         other => panic!("{other:?}"),
     }
-    std::fs::write(
-        sub.join("grandchild.study.toml"),
+    let err = load_error(
+        &sub.join("grandchild.study.toml"),
         "[study]\nname = \"g\"\ntitle = \"t\"\nclaim = \"c\"\n[extends]\nmanifest = \"child.study.toml\"\n",
-    )
-    .unwrap();
-    let err = Study::load(&sub.join("grandchild.study.toml"), false)
-        .unwrap_err()
-        .to_string();
+    );
     assert!(
         err.contains("extends.manifest") && err.contains("one level"),
         "{err}"
