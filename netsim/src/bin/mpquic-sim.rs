@@ -21,7 +21,8 @@
 //! report (docs/cluster.md).
 //!
 //! `soak` runs the soak test (`netsim::soak`, `docs/soak.md`); for its memory figures this binary's global
-//! allocator is the counting one of `mpquic_netsim::soak::memory` (it forwards to the system allocator).
+//! allocator is the counting one of `mpquic_netsim::soak::memory` (it forwards to jemalloc, which is
+//! also what every other subcommand allocates with).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

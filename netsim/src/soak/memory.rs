@@ -1,6 +1,7 @@
 //! Memory measurement for the soak test: a counting global allocator and the process's resident set size.
 //!
-//! - [`CountingAlloc`] forwards every call to the system allocator and, once [`start_counting`] was called,
+//! - [`CountingAlloc`] forwards every call to the backing allocator ([`Backing`]: jemalloc, or the system
+//!   allocator where jemalloc does not build) and, once [`start_counting`] was called,
 //!   keeps two counters: the bytes currently allocated (live heap) and the highest value that reached. A
 //!   binary opts in with `#[global_allocator] static ALLOC: CountingAlloc = CountingAlloc;` (`mpquic-sim`
 //!   does, and its `soak` command starts counting before it builds anything); until both happened
@@ -15,17 +16,38 @@
 //!   against 20.6 with the system allocator alone (five runs each), then 22.6 counting against 21.6 with
 //!   counting off and 21.8 with the system allocator alone (four runs each): 4–10 %. With counting off the
 //!   allocator adds one read of a flag that is never written, which the cores share without traffic.
+//! - **Why jemalloc.** The simulator allocates and frees per packet (received copies, frame records, the
+//!   tunnel's inner datagrams), and glibc's allocator costs measurably more CPU time there than jemalloc
+//!   (`tikv-jemallocator`). Measured on the 2-core machine, the two binaries alternated
+//!   (docs/simulator-speed.md, "Ninth pass"): the tunnel study's quick variant (`study e --quick --jobs 1`)
+//!   ≈ 10 % less user time, study B's ≈ 4 % less, the single-flow bench and study D4 unchanged; every result
+//!   byte-identical (the allocator never decides anything the simulation reads). mimalloc, tried the same
+//!   way, gained ≈ 6 % on the tunnel study for 65 % more resident memory (jemalloc: 6 % more).
 //! - [`rss`] reads `VmRSS` and `VmHWM` (peak) from `/proc/self/status` (Linux; `None` elsewhere): what the
 //!   process really holds, allocator overhead and freed-but-kept memory included.
 //!
 //! This is the workspace's only `unsafe` code outside dependencies: implementing [`GlobalAlloc`] is
-//! `unsafe` by definition. Each method only forwards its arguments to [`System`] unchanged and updates
+//! `unsafe` by definition. Each method only forwards its arguments to [`Backing`] unchanged and updates
 //! atomic counters; it never touches the memory.
 
 #![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+/// The allocator [`CountingAlloc`] forwards to: jemalloc (see the module documentation for why).
+#[cfg(not(target_env = "msvc"))]
+pub type Backing = tikv_jemallocator::Jemalloc;
+/// The allocator [`CountingAlloc`] forwards to: the system's, where jemalloc does not build (MSVC).
+#[cfg(target_env = "msvc")]
+pub type Backing = std::alloc::System;
+
+/// The one instance of [`Backing`] (a unit struct).
+#[cfg(not(target_env = "msvc"))]
+const BACKING: Backing = tikv_jemallocator::Jemalloc;
+/// The one instance of [`Backing`] (a unit struct).
+#[cfg(target_env = "msvc")]
+const BACKING: Backing = std::alloc::System;
 
 /// Bytes currently allocated through [`CountingAlloc`] since counting started (signed: see the module
 /// documentation).
@@ -74,7 +96,7 @@ fn installed() {
     }
 }
 
-/// `System` answered an allocation of `size` bytes with `p`: counted when it succeeded and counting is on.
+/// [`Backing`] answered an allocation of `size` bytes with `p`: counted when it succeeded and counting is on.
 fn allocated(p: *mut u8, size: usize) {
     if !p.is_null() && counting() {
         installed();
@@ -86,27 +108,27 @@ fn shrink(by: usize) {
     LIVE.fetch_sub(signed(by), Ordering::Relaxed);
 }
 
-// SAFETY: every method passes its arguments unchanged to `System`, which upholds `GlobalAlloc`'s contract;
+// SAFETY: every method passes its arguments unchanged to `BACKING`, which upholds `GlobalAlloc`'s contract;
 // the counters are plain atomics and never touch the memory.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        let p = unsafe { System.alloc(layout) };
+        let p = unsafe { BACKING.alloc(layout) };
         allocated(p, layout.size());
         p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded unchanged; the caller upholds `alloc_zeroed`'s contract.
-        let p = unsafe { System.alloc_zeroed(layout) };
+        let p = unsafe { BACKING.alloc_zeroed(layout) };
         allocated(p, layout.size());
         p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged; `ptr` was allocated by this allocator (that is, by `System`) with
+        // SAFETY: forwarded unchanged; `ptr` was allocated by this allocator (that is, by `BACKING`) with
         // `layout`, as the caller guarantees.
-        unsafe { System.dealloc(ptr, layout) };
+        unsafe { BACKING.dealloc(ptr, layout) };
         if counting() {
             shrink(layout.size());
         }
@@ -114,7 +136,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: forwarded unchanged; the caller upholds `realloc`'s contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        let p = unsafe { BACKING.realloc(ptr, layout, new_size) };
         if !p.is_null() && counting() {
             if new_size >= layout.size() {
                 grow(new_size - layout.size());
