@@ -134,6 +134,7 @@ fn every_study_loads_in_both_variants() {
             "d1_published",
             "d3_published",
             "d4_published",
+            "e_jitter_published",
         ],
     );
     for m in manifests.iter().chain(&published) {
@@ -146,6 +147,45 @@ fn every_study_loads_in_both_variants() {
             let q = qp.runs[0].scenario.scenario.duration;
             let f = fp.runs[0].scenario.scenario.duration;
             assert!(q <= f, "{}: quick part {} runs longer", m.display(), qp.spec.name);
+        }
+    }
+}
+
+/// E's jitter sweep at its published scale is the full variant's `sym_jitter_*` parts at ten times the rate:
+/// path 2 at 10 ms ± J (the delay 10 − J ms plus a uniform 0 to 2J), both links at 1 Gbit/s, the six
+/// controllers, five seeds, 30 s.
+#[test]
+fn e_jitter_published_is_the_jitter_sweep_at_1000_1000() {
+    use mpquic_netsim::link::delay::JitterDistribution;
+    let m = studies_dir().join("published/e_jitter_published.study.toml");
+    let full = Study::load(&m, false).unwrap();
+    let scaled = Study::load(&studies_dir().join("e.study.toml"), false).unwrap();
+    assert_eq!(full.parts.len(), 5);
+    assert_eq!(full.run_count(), 150);
+    for (part, j) in full.parts.iter().zip([2u64, 4, 6, 8, 10]) {
+        assert_eq!(part.spec.name, format!("sym_jitter_{j}ms_1000"));
+        assert_eq!(part.runs.len(), 30);
+        let same = scaled
+            .parts
+            .iter()
+            .find(|p| p.spec.name == format!("sym_jitter_{j}ms"))
+            .unwrap();
+        assert_eq!(same.runs.len(), part.runs.len());
+        for (r, s) in part.runs.iter().zip(&same.runs) {
+            let (p1, p2) = (&r.scenario.links["p1"], &r.scenario.links["p2"]);
+            assert_eq!((p1.rate_bps, p2.rate_bps), (1_000_000_000, 1_000_000_000));
+            assert_eq!(s.scenario.links["p2"].rate_bps, 100_000_000);
+            assert_eq!(p2.delay, Duration::from_millis(10 - j));
+            assert_eq!(
+                p2.jitter.distribution,
+                JitterDistribution::Uniform {
+                    max: Duration::from_millis(2 * j)
+                }
+            );
+            assert_eq!(r.scenario.scenario.duration, Duration::from_secs(30));
+            // The same runs as the scaled part apart from the rates: controller and seed.
+            assert_eq!(r.scenario.flows[0].tunnel, s.scenario.flows[0].tunnel);
+            assert_eq!(r.scenario.scenario.seed, s.scenario.scenario.seed);
         }
     }
 }

@@ -22,7 +22,7 @@
 //!   (docs/simulator-speed.md, "Ninth pass"): the tunnel study's quick variant (`study e --quick --jobs 1`)
 //!   ≈ 10 % less user time, study B's ≈ 4 % less, the single-flow bench and study D4 unchanged; every result
 //!   byte-identical (the allocator never decides anything the simulation reads). mimalloc, tried the same
-//!   way, gained ≈ 6 % on the tunnel study for 65 % more resident memory (jemalloc: 6 % more).
+//!   way, gained ≈ 5 % on the tunnel study for 65 % more resident memory (jemalloc: 6 % more).
 //! - [`rss`] reads `VmRSS` and `VmHWM` (peak) from `/proc/self/status` (Linux; `None` elsewhere): what the
 //!   process really holds, allocator overhead and freed-but-kept memory included.
 //!
