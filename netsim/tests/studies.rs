@@ -132,6 +132,7 @@ fn every_study_loads_in_both_variants() {
             "a_published",
             "c_sweep_published",
             "d1_published",
+            "d2_published",
             "d3_published",
             "d4_published",
             "e_jitter_published",
@@ -148,6 +149,26 @@ fn every_study_loads_in_both_variants() {
             let f = fp.runs[0].scenario.scenario.duration;
             assert!(q <= f, "{}: quick part {} runs longer", m.display(), qp.spec.name);
         }
+    }
+}
+
+/// D2 at its published scale is the full variant's part `full_rate` with the study's 20 s instead of 5 s.
+#[test]
+fn d2_published_is_full_rate_at_20_s() {
+    let published = Study::load(&studies_dir().join("published/d2_published.study.toml"), false).unwrap();
+    let scaled = Study::load(&studies_dir().join("d2.study.toml"), false).unwrap();
+    let full_rate = scaled.parts.iter().find(|p| p.spec.name == "full_rate").unwrap();
+    assert_eq!(published.parts.len(), 1);
+    // Four controllers × nine loss points × five seeds.
+    assert_eq!(published.run_count(), 180);
+    assert_eq!(full_rate.runs.len(), 180);
+    for (r, s) in published.parts[0].runs.iter().zip(&full_rate.runs) {
+        assert_eq!(r.scenario.links["bn"].rate_bps, 3_000_000_000);
+        assert_eq!(r.scenario.scenario.duration, Duration::from_secs(20));
+        assert_eq!(s.scenario.scenario.duration, Duration::from_secs(5));
+        assert_eq!(r.scenario.links["bn"].loss, s.scenario.links["bn"].loss);
+        assert_eq!(r.scenario.flows[0].cc, s.scenario.flows[0].cc);
+        assert_eq!(r.scenario.scenario.seed, s.scenario.scenario.seed);
     }
 }
 
