@@ -113,6 +113,12 @@ fn manifests_with(dir: &Path, required: &[&str]) -> Vec<PathBuf> {
     manifests
 }
 
+/// The part of `study` named `name`.
+fn part<'a>(study: &'a Study, name: &str) -> &'a study::Part {
+    let found = study.parts.iter().find(|p| p.spec.name == name);
+    found.unwrap_or_else(|| panic!("{} has no part {name}", study.header.name))
+}
+
 /// Writes `text` to `path` and returns the error loading it as a manifest (full variant) gives.
 fn load_error(path: &Path, text: &str) -> String {
     std::fs::write(path, text).unwrap();
@@ -157,7 +163,7 @@ fn every_study_loads_in_both_variants() {
 fn d2_published_is_full_rate_at_20_s() {
     let published = Study::load(&studies_dir().join("published/d2_published.study.toml"), false).unwrap();
     let scaled = Study::load(&studies_dir().join("d2.study.toml"), false).unwrap();
-    let full_rate = scaled.parts.iter().find(|p| p.spec.name == "full_rate").unwrap();
+    let full_rate = part(&scaled, "full_rate");
     assert_eq!(published.parts.len(), 1);
     // Four controllers × nine loss points × five seeds.
     assert_eq!(published.run_count(), 180);
@@ -183,16 +189,12 @@ fn e_jitter_published_is_the_jitter_sweep_at_1000_1000() {
     let scaled = Study::load(&studies_dir().join("e.study.toml"), false).unwrap();
     assert_eq!(full.parts.len(), 5);
     assert_eq!(full.run_count(), 150);
-    for (part, j) in full.parts.iter().zip([2u64, 4, 6, 8, 10]) {
-        assert_eq!(part.spec.name, format!("sym_jitter_{j}ms_1000"));
-        assert_eq!(part.runs.len(), 30);
-        let same = scaled
-            .parts
-            .iter()
-            .find(|p| p.spec.name == format!("sym_jitter_{j}ms"))
-            .unwrap();
-        assert_eq!(same.runs.len(), part.runs.len());
-        for (r, s) in part.runs.iter().zip(&same.runs) {
+    for (published, j) in full.parts.iter().zip([2u64, 4, 6, 8, 10]) {
+        assert_eq!(published.spec.name, format!("sym_jitter_{j}ms_1000"));
+        assert_eq!(published.runs.len(), 30);
+        let same = part(&scaled, &format!("sym_jitter_{j}ms"));
+        assert_eq!(same.runs.len(), published.runs.len());
+        for (r, s) in published.runs.iter().zip(&same.runs) {
             let (p1, p2) = (&r.scenario.links["p1"], &r.scenario.links["p2"]);
             assert_eq!((p1.rate_bps, p2.rate_bps), (1_000_000_000, 1_000_000_000));
             assert_eq!(s.scenario.links["p2"].rate_bps, 100_000_000);
