@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use mpquic_netsim::engine::Engine;
 use mpquic_netsim::results::{FlowResult, RunResult};
+use mpquic_netsim::scenario::Scenario;
 use mpquic_netsim::scenario::sweep::SweepRun;
 use mpquic_netsim::study::{self, Study, StudyError};
 
@@ -141,6 +142,7 @@ fn every_study_loads_in_both_variants() {
             "d2_published",
             "d3_published",
             "d4_published",
+            "e_delay_jitter_published",
             "e_jitter_published",
         ],
     );
@@ -158,59 +160,134 @@ fn every_study_loads_in_both_variants() {
     }
 }
 
-/// D2 at its published scale is the full variant's part `full_rate` with the study's 20 s instead of 5 s.
-#[test]
-fn d2_published_is_full_rate_at_20_s() {
-    let published = Study::load(&studies_dir().join("published/d2_published.study.toml"), false).unwrap();
-    let scaled = Study::load(&studies_dir().join("d2.study.toml"), false).unwrap();
-    let full_rate = part(&scaled, "full_rate");
-    assert_eq!(published.parts.len(), 1);
-    // Four controllers × nine loss points × five seeds.
-    assert_eq!(published.run_count(), 180);
-    assert_eq!(full_rate.runs.len(), 180);
-    for (r, s) in published.parts[0].runs.iter().zip(&full_rate.runs) {
-        assert_eq!(r.scenario.links["bn"].rate_bps, 3_000_000_000);
-        assert_eq!(r.scenario.scenario.duration, Duration::from_secs(20));
-        assert_eq!(s.scenario.scenario.duration, Duration::from_secs(5));
-        assert_eq!(r.scenario.links["bn"].loss, s.scenario.links["bn"].loss);
-        assert_eq!(r.scenario.flows[0].cc, s.scenario.flows[0].cc);
-        assert_eq!(r.scenario.scenario.seed, s.scenario.scenario.seed);
+/// Checks that `published` is `scaled` run for run with nothing changed but what `unscale` changes (the rates
+/// and durations the published scale restores): the same controllers, seeds, delays, losses and receivers.
+/// `unscale` must change something, so that the two manifests cannot both be the scaled setup.
+fn assert_unscaled(published: &study::Part, scaled: &study::Part, unscale: impl Fn(&mut Scenario)) {
+    let name = &published.spec.name;
+    assert_eq!(published.runs.len(), scaled.runs.len(), "{name}");
+    for (i, (r, s)) in published.runs.iter().zip(&scaled.runs).enumerate() {
+        let mut want = s.scenario.clone();
+        unscale(&mut want);
+        assert_ne!(
+            want, s.scenario,
+            "{name} run {i}: the published scale changes nothing"
+        );
+        assert_eq!(r.scenario, want, "{name} run {i}");
     }
 }
 
-/// E's jitter sweep at its published scale is the full variant's `sym_jitter_*` parts at ten times the rate:
-/// path 2 at 10 ms ± J (the delay 10 − J ms plus a uniform 0 to 2J), both links at 1 Gbit/s, the six
-/// controllers, five seeds, 30 s.
+/// Sets link `name`'s rate (both directions: the studies' scaled links override none).
+fn set_rate(s: &mut Scenario, name: &str, rate_bps: u64) {
+    s.links.get_mut(name).expect("link").rate_bps = rate_bps;
+}
+
+/// The full variant of the manifest at `manifest`, a path under the studies directory.
+fn load(manifest: &str) -> Study {
+    Study::load(&studies_dir().join(manifest), false).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// D2 at its published scale is the full variant's part `full_rate` with the study's 20 s instead of 5 s.
+#[test]
+fn d2_published_is_full_rate_at_20_s() {
+    let published = load("published/d2_published.study.toml");
+    let scaled = load("d2.study.toml");
+    assert_eq!(published.parts.len(), 1);
+    // Four controllers × nine loss points × five seeds, at the study's 3 Gbit/s.
+    assert_eq!(published.run_count(), 180);
+    assert_eq!(
+        published.parts[0].runs[0].scenario.links["bn"].rate_bps,
+        3_000_000_000
+    );
+    assert_unscaled(&published.parts[0], part(&scaled, "full_rate"), |s| {
+        s.scenario.duration = Duration::from_secs(20);
+    });
+}
+
+/// D3 at its published scale is each of the full variant's three parts (i.i.d. loss and the two sensitivity
+/// settings) at the study's 1 Gbit/s and 60 s.
+#[test]
+fn d3_published_is_every_d3_part_at_1_gbit_for_60_s() {
+    let published = load("published/d3_published.study.toml");
+    let scaled = load("d3.study.toml");
+    let names: Vec<&str> = published.parts.iter().map(|p| p.spec.name.as_str()).collect();
+    assert_eq!(names, ["pairs", "loss_burst10", "delay_one_direction"]);
+    // Every ordered pair of four controllers × five seeds, in each part.
+    assert_eq!(published.run_count(), 3 * 80);
+    for p in &published.parts {
+        assert_unscaled(p, part(&scaled, &p.spec.name), |s| {
+            set_rate(s, "bn", 1_000_000_000);
+            s.scenario.duration = Duration::from_secs(60);
+        });
+    }
+}
+
+/// D4 at its published scale is the full variant's two controller parts (all fifteen controllers, multipath
+/// and 5G alone) at the study's rates and 60 s.
+#[test]
+fn d4_published_is_the_controller_parts_at_the_study_rates_for_60_s() {
+    let published = load("published/d4_published.study.toml");
+    let scaled = load("d4.study.toml");
+    assert_eq!(published.parts.len(), 2);
+    // Fifteen controllers × five seeds, multipath and 5G alone.
+    assert_eq!(published.run_count(), 2 * 75);
+    for p in &published.parts {
+        assert_unscaled(p, part(&scaled, &p.spec.name), |s| {
+            set_rate(s, "g5", 800_000_000);
+            set_rate(s, "wifi", 200_000_000);
+            set_rate(s, "bn", 4_000_000_000);
+            s.scenario.duration = Duration::from_secs(60);
+        });
+    }
+}
+
+/// Checks that a published-scale manifest of study E holds, for each `(delay, jitter)` in ms, the full
+/// variant's part `{prefix}_{label}ms` at ten times the rate, named `{prefix}_{label}ms_1000` (the label is
+/// the jitter in the jitter sweep, the delay in the delay + jitter sweep): both paths 1 Gbit/s, path 2 at
+/// delay ± jitter (netem's ±J: the delay minus J plus a uniform 0 to 2J), six controllers, five seeds, 30 s.
+fn assert_e_at_1000_1000(manifest: &str, prefix: &str, settings: &[(u64, u64)], by_delay: bool) {
+    use mpquic_netsim::link::delay::JitterDistribution;
+    let published = load(manifest);
+    let scaled = load("e.study.toml");
+    assert_eq!(published.parts.len(), settings.len());
+    assert_eq!(published.run_count(), 30 * settings.len());
+    for (p, &(delay, jitter)) in published.parts.iter().zip(settings) {
+        let label = if by_delay { delay } else { jitter };
+        assert_eq!(p.spec.name, format!("{prefix}_{label}ms_1000"));
+        let r = &p.runs[0].scenario;
+        assert_eq!(r.links["p2"].delay, Duration::from_millis(delay - jitter));
+        let max = Duration::from_millis(2 * jitter);
+        assert_eq!(
+            r.links["p2"].jitter.distribution,
+            JitterDistribution::Uniform { max }
+        );
+        assert_eq!(r.scenario.duration, Duration::from_secs(30));
+        assert_unscaled(p, part(&scaled, &format!("{prefix}_{label}ms")), |s| {
+            set_rate(s, "p1", 1_000_000_000);
+            set_rate(s, "p2", 1_000_000_000);
+        });
+    }
+}
+
+/// E's jitter sweep at its published scale: path 2 at 10 ms ± J for J = 2 … 10 ms.
 #[test]
 fn e_jitter_published_is_the_jitter_sweep_at_1000_1000() {
-    use mpquic_netsim::link::delay::JitterDistribution;
-    let m = studies_dir().join("published/e_jitter_published.study.toml");
-    let full = Study::load(&m, false).unwrap();
-    let scaled = Study::load(&studies_dir().join("e.study.toml"), false).unwrap();
-    assert_eq!(full.parts.len(), 5);
-    assert_eq!(full.run_count(), 150);
-    for (published, j) in full.parts.iter().zip([2u64, 4, 6, 8, 10]) {
-        assert_eq!(published.spec.name, format!("sym_jitter_{j}ms_1000"));
-        assert_eq!(published.runs.len(), 30);
-        let same = part(&scaled, &format!("sym_jitter_{j}ms"));
-        assert_eq!(same.runs.len(), published.runs.len());
-        for (r, s) in published.runs.iter().zip(&same.runs) {
-            let (p1, p2) = (&r.scenario.links["p1"], &r.scenario.links["p2"]);
-            assert_eq!((p1.rate_bps, p2.rate_bps), (1_000_000_000, 1_000_000_000));
-            assert_eq!(s.scenario.links["p2"].rate_bps, 100_000_000);
-            assert_eq!(p2.delay, Duration::from_millis(10 - j));
-            assert_eq!(
-                p2.jitter.distribution,
-                JitterDistribution::Uniform {
-                    max: Duration::from_millis(2 * j)
-                }
-            );
-            assert_eq!(r.scenario.scenario.duration, Duration::from_secs(30));
-            // The same runs as the scaled part apart from the rates: controller and seed.
-            assert_eq!(r.scenario.flows[0].tunnel, s.scenario.flows[0].tunnel);
-            assert_eq!(r.scenario.scenario.seed, s.scenario.scenario.seed);
-        }
-    }
+    let settings = [(10, 2), (10, 4), (10, 6), (10, 8), (10, 10)];
+    assert_e_at_1000_1000(
+        "published/e_jitter_published.study.toml",
+        "sym_jitter",
+        &settings,
+        false,
+    );
+}
+
+/// E's delay + jitter sweep at its published scale: path 2 at D ms ± D/5 for D = 20 … 50 ms (10 ms ± 2 ms is
+/// the jitter sweep's first setting).
+#[test]
+fn e_delay_jitter_published_is_the_delay_jitter_sweep_at_1000_1000() {
+    let settings = [(20, 4), (30, 6), (40, 8), (50, 10)];
+    let manifest = "published/e_delay_jitter_published.study.toml";
+    assert_e_at_1000_1000(manifest, "sym_delay_jitter", &settings, true);
 }
 
 #[test]
