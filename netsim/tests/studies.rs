@@ -137,6 +137,7 @@ fn every_study_loads_in_both_variants() {
         &studies_dir().join("published"),
         &[
             "a_published",
+            "a_variants_published",
             "c_sweep_published",
             "d1_published",
             "d2_published",
@@ -288,6 +289,48 @@ fn e_delay_jitter_published_is_the_delay_jitter_sweep_at_1000_1000() {
     let settings = [(20, 4), (30, 6), (40, 8), (50, 10)];
     let manifest = "published/e_delay_jitter_published.study.toml";
     assert_e_at_1000_1000(manifest, "sym_delay_jitter", &settings, true);
+}
+
+/// A at its published scale: `a_published` and `a_variants_published` together run, in both readings of the
+/// delays, every controller of the full variant's coupled parts (the α1 form uncapped only one way: in the RTT
+/// reading α1 stays at or below 1, where it is the capped run), with the study's large-BDP threshold (the
+/// default) instead of the scaled 200 packets, at the study's 1000 s and five seeds.
+#[test]
+fn a_published_manifests_cover_every_coupled_controller() {
+    use std::collections::BTreeSet;
+    let scaled = load("a.study.toml");
+    let published = [
+        load("published/a_published.study.toml"),
+        load("published/a_variants_published.study.toml"),
+    ];
+    for reading in ["coupled", "coupled_one_way"] {
+        let unscaled = |cc: &str| cc.replace(",large_bdp_packets=200", "");
+        let mut want: BTreeSet<String> = part(&scaled, reading)
+            .runs
+            .iter()
+            .map(|r| unscaled(&r.scenario.flows[0].cc))
+            .collect();
+        if reading == "coupled" {
+            want.remove("ccubic:variant=a1,cap_scale=off");
+        }
+        let mut got = BTreeSet::new();
+        for m in &published {
+            for r in &part(m, reading).runs {
+                assert_eq!(r.scenario.scenario.duration, Duration::from_secs(1000));
+                assert_eq!(r.scenario.links["path1"].rate_bps, 500_000_000);
+                assert_eq!(r.scenario.links["path2"].rate_bps, 100_000_000);
+                assert!(!r.scenario.flows[0].cc.contains("large_bdp_packets"));
+                got.insert(r.scenario.flows[0].cc.clone());
+            }
+            let seeds: BTreeSet<u64> = part(m, reading)
+                .runs
+                .iter()
+                .map(|r| r.scenario.scenario.seed)
+                .collect();
+            assert_eq!(seeds.len(), 5, "{reading}");
+        }
+        assert_eq!(got, want, "{reading}");
+    }
 }
 
 #[test]
