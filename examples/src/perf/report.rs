@@ -491,6 +491,7 @@ mod tests {
             packets_received: 0,
             packets_lost: lost,
             bytes_lost: 0,
+            congestion_events: 0,
             abandoned: false,
             cc: None,
         }

@@ -143,6 +143,10 @@ pub struct PathStats {
     pub packets_lost: u64,
     /// Bytes of the packets declared lost.
     pub bytes_lost: u64,
+    /// Congestion events that began a recovery period on the path (RFC 9002 §7.3.2): the path's loss
+    /// events, counted by the connection by that rule whatever the controller does with them, so a burst
+    /// of losses in one round trip counts once and the count means the same for every controller.
+    pub congestion_events: u64,
     /// The path was abandoned (its state is kept 3 PTO).
     pub abandoned: bool,
     /// The congestion controller's view of the path (window, threshold, state, algorithm variables).
@@ -181,6 +185,8 @@ pub struct ConnectionStats {
     pub packets_dropped: u64,
     /// Packets declared lost.
     pub packets_lost: u64,
+    /// Congestion events over all paths, closed ones included ([`PathStats::congestion_events`]).
+    pub congestion_events: u64,
     /// Bytes sent in UDP payloads.
     pub bytes_sent: u64,
     /// Key updates performed.
@@ -606,6 +612,7 @@ impl Connection {
             packets_received: p.packets_received,
             packets_lost: p.packets_lost,
             bytes_lost: p.bytes_lost,
+            congestion_events: p.recovery.congestion_events(),
             abandoned: p.abandoned_at.is_some(),
             cc: self.cc.metrics(path),
         })

@@ -378,7 +378,8 @@ impl Connection {
         Ok(())
     }
 
-    /// Counts the packets of `path` declared lost.
+    /// Counts the packets of `path` declared lost, and the congestion events its recovery counted since
+    /// the last call (called after every ACK and loss timeout of the path).
     pub(super) fn count_lost(
         &mut self,
         path: PathId,
@@ -389,6 +390,10 @@ impl Connection {
         if let Some(p) = self.paths.get_mut(&path) {
             p.packets_lost += lost.len() as u64;
             p.bytes_lost += lost.iter().map(|r| u64::from(r.size)).sum::<u64>();
+            let events = p.recovery.congestion_events();
+            let new = events.saturating_sub(p.congestion_events_counted);
+            p.congestion_events_counted = events;
+            self.stats.congestion_events = self.stats.congestion_events.saturating_add(new);
         }
     }
 }

@@ -44,6 +44,8 @@ pub(super) struct Path {
     pub(super) packets_lost: u64,
     /// Bytes of the packets declared lost.
     pub(super) bytes_lost: u64,
+    /// The recovery's congestion-event count already added to the connection's total.
+    pub(super) congestion_events_counted: u64,
     /// The sequence number of our next PATH_STATUS frame for this path.
     pub(super) status_seq_out: u64,
     /// A PATH_STATUS frame with the current status waits to be sent.
@@ -135,6 +137,7 @@ impl Path {
             packets_received: 0,
             packets_lost: 0,
             bytes_lost: 0,
+            congestion_events_counted: 0,
             status_seq_out: 0,
             status_pending: false,
             mtu,

@@ -50,6 +50,7 @@
 //! * The ECN-CE congestion event uses the send time of the largest newly acknowledged packet (RFC 9002
 //!   Appendix A.7 uses the largest acknowledged, which is the same packet whenever it is newly acknowledged).
 
+mod episodes;
 pub mod loss;
 pub mod pacer;
 pub mod rtt;
@@ -64,6 +65,7 @@ mod tests;
 use std::ops::RangeInclusive;
 use std::time::{Duration, Instant};
 
+use episodes::CongestionEpisodes;
 pub use loss::{DetectedLoss, LostInfo, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD};
 pub use pacer::{
     DEFAULT_BURST_INTERVAL, DEFAULT_BURST_PACKETS, DEFAULT_MAX_BURST_PACKETS, MAX_BURST_WINDOW_DIVISOR,
@@ -338,6 +340,8 @@ pub struct PathRecovery<T> {
     /// An empty vector handed back by [`PathRecovery::recycle_acked`]: the next ACK returns its records in
     /// it instead of allocating one.
     spare_acked: Vec<PacketRecord<T>>,
+    /// Congestion events that began a recovery period ([`PathRecovery::congestion_events`]).
+    episodes: CongestionEpisodes,
 }
 
 impl<T> PathRecovery<T> {
@@ -393,7 +397,16 @@ impl<T> PathRecovery<T> {
             scratch_newly: Vec::new(),
             scratch_acked: Vec::new(),
             spare_acked: Vec::new(),
+            episodes: CongestionEpisodes::default(),
         }
+    }
+
+    /// Congestion events on this path that began a new recovery period (RFC 9002 §7.3.2: losses or ECN-CE
+    /// marks of packets sent before the current period began do not start another), counted by this rule
+    /// whatever the controller does with them: the path's loss events, as congestion-control studies count
+    /// them (a burst lost in one round trip is one).
+    pub fn congestion_events(&self) -> u64 {
+        self.episodes.count()
     }
 
     /// The path this recovery belongs to.
@@ -813,6 +826,7 @@ impl<T> PathRecovery<T> {
         }
 
         if let Some(sent_time) = ecn_sent_time {
+            self.episodes.on_event(now, sent_time, false);
             self.pacer.on_congestion();
             cc.on_congestion(&CongestionEvent {
                 path: self.path,
@@ -923,6 +937,7 @@ impl<T> PathRecovery<T> {
         if let Some(sent_time) = newest_in_flight {
             self.bytes_in_flight = self.bytes_in_flight.saturating_sub(bytes);
             self.delivery.on_packets_lost(bytes);
+            self.episodes.on_event(now, sent_time, persistent_congestion);
             // RFC 9002 §7.6.2: "When persistent congestion is declared, the sender's congestion window MUST be
             // reduced to the minimum congestion window": the controller does it on this flag.
             self.pacer.on_congestion();

@@ -12,6 +12,7 @@ mod attacks;
 mod batched_sends;
 mod cids;
 mod close;
+mod congestion_events;
 mod ecn;
 mod fuzz;
 mod handshake;
