@@ -8,7 +8,10 @@
 //! - mean and p95 (nearest rank) RTT per path, over the smoothed-RTT samples of the recorder;
 //! - Jain's index across flows (a multipath connection counts as one flow) and per **bottleneck**: a link
 //!   direction crossed by at least two paths and that is the slowest link of at least one of them, across
-//!   the goodputs of the paths that cross it;
+//!   the goodputs of the paths that cross it, with the packets the link direction dropped (queue full,
+//!   random loss) over the run;
+//! - the sender's congestion events (losses and ECN-CE marks that began a recovery period, RFC 9002
+//!   §7.3.2), per flow; for a tunnel flow, its encapsulation and reorder-buffer counters ([`TunnelResult`]);
 //! - aggregate benefit of every multipath flow, and its MP/SP ratio against the mean goodput of the
 //!   single-path flows that share a bottleneck with it (none: `None`);
 //! - for flows that report them (a `receiver` section or a workload other than bulk): the receiving end's
@@ -21,6 +24,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::tunnel::TunnelStats;
+use crate::engine::tunnel_reorder::ReorderStats;
 use crate::metrics::{self, PathSeries};
 use crate::scenario::{Direction, Scenario, Topology};
 
@@ -77,6 +82,10 @@ pub struct FlowTotals {
     pub active: Duration,
     /// Per path, in scenario order.
     pub paths: Vec<PathTotals>,
+    /// Congestion events of the sender over all paths (for a tunnel flow, of its inner senders).
+    pub congestion_events: u64,
+    /// A tunnel flow's counters (`None`: not a tunnel flow).
+    pub tunnel: Option<TunnelStats>,
     /// The receiving end's statistics, for flows that report them.
     pub receiver: Option<ReceiverTotals>,
     /// The completion time of each object of a request workload, in order (`None`: not such a flow).
@@ -235,6 +244,12 @@ pub struct FlowResult {
     pub goodput_bps: Option<f64>,
     /// Packets retransmitted over all paths.
     pub retransmissions: u64,
+    /// The sender's congestion events over all paths: losses and ECN-CE marks that began a recovery period
+    /// (RFC 9002 §7.3.2; a burst lost within one round trip is one event), counted by the connection the
+    /// same way for every controller. For a tunnel flow, as `retransmissions`, the inner flows' senders'.
+    /// (Absent from results written before the counter existed: read as 0.)
+    #[serde(default)]
+    pub congestion_events: u64,
     /// Aggregate benefit (multipath flows only).
     pub aggregate_benefit: Option<f64>,
     /// MP/SP ratio (multipath flows sharing a bottleneck with single-path flows only).
@@ -250,6 +265,54 @@ pub struct FlowResult {
     /// Chunks and stalls (video workloads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub video: Option<VideoResult>,
+    /// Encapsulation and reordering (tunnel flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tunnel: Option<TunnelResult>,
+}
+
+/// One direction of a tunnel flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TunnelDirectionResult {
+    /// Inner datagrams encapsulated in this direction.
+    pub encapsulated: u64,
+    /// The far end's reorder buffer: packets released in order, held, late (numbered below the next
+    /// expected one: a packet whose number was given up arrives late and is released at once); sequence
+    /// numbers given up because the hold ended (`skipped_timeout`) or the window overflowed
+    /// (`skipped_overflow`); the most packets held at once.
+    #[serde(flatten)]
+    pub reorder: ReorderStats,
+}
+
+/// What a tunnel flow's encapsulation and reorder buffers did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TunnelResult {
+    /// Inner datagrams the outer connection refused (it could not send DATAGRAMs yet).
+    pub refused: u64,
+    /// Received DATAGRAMs too short or naming no inner flow.
+    pub malformed: u64,
+    /// Towards the server (the client's inner packets).
+    pub to_server: TunnelDirectionResult,
+    /// Towards the client.
+    pub to_client: TunnelDirectionResult,
+}
+
+impl TunnelResult {
+    fn from_stats(s: &TunnelStats) -> Self {
+        let [to_server, to_client] = s.encapsulated;
+        let [at_server, at_client] = s.reorder;
+        TunnelResult {
+            refused: s.refused,
+            malformed: s.malformed,
+            to_server: TunnelDirectionResult {
+                encapsulated: to_server,
+                reorder: at_server,
+            },
+            to_client: TunnelDirectionResult {
+                encapsulated: to_client,
+                reorder: at_client,
+            },
+        }
+    }
 }
 
 /// Fairness on one bottleneck.
@@ -263,6 +326,13 @@ pub struct BottleneckResult {
     pub paths: Vec<String>,
     /// Jain's index across their goodputs.
     pub jain: Option<f64>,
+    /// Packets this link direction dropped because its queue was full (all flows' packets; read as 0 from
+    /// results written before the counter existed, as the next).
+    #[serde(default)]
+    pub dropped_queue_full: u64,
+    /// Packets this link direction dropped by its random loss model.
+    #[serde(default)]
+    pub dropped_loss: u64,
 }
 
 /// Results of one run.
@@ -334,6 +404,7 @@ impl RunResult {
                     .iter()
                     .map(|p| p.retransmissions)
                     .fold(0, u64::saturating_add),
+                congestion_events: t.congestion_events,
                 aggregate_benefit: if spec.is_multipath() {
                     goodput.and_then(|g| metrics::aggregate_benefit(g, &caps))
                 } else {
@@ -344,6 +415,7 @@ impl RunResult {
                 receiver: t.receiver.as_ref().map(ReceiverResult::from_totals),
                 objects: t.objects.as_deref().map(ObjectsResult::from_times),
                 video: t.video.as_ref().map(VideoResult::from_totals),
+                tunnel: t.tunnel.as_ref().map(TunnelResult::from_stats),
             });
         }
 
@@ -389,6 +461,9 @@ impl RunResult {
                     })
                     .collect(),
                 jain: metrics::jain_index(&shares),
+                // Filled in by the engine from the link's counters (`Engine::finish`).
+                dropped_queue_full: 0,
+                dropped_loss: 0,
             });
         }
 

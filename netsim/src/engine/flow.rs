@@ -620,6 +620,15 @@ impl Flow {
         self.sender_conn().map_or(0, |c| c.stats().packets_lost)
     }
 
+    /// Congestion events of the sender (loss and ECN-CE events that began a recovery period, over all
+    /// its paths); for a tunnel flow, of the inner senders, as [`Flow::lost_packets`].
+    pub fn congestion_events(&self) -> u64 {
+        if let Some(t) = &self.tunnel {
+            return t.congestion_events();
+        }
+        self.sender_conn().map_or(0, |c| c.stats().congestion_events)
+    }
+
     /// A datagram arrived for this flow.
     pub fn handle_datagram(
         &mut self,

@@ -853,6 +853,8 @@ impl Engine {
                 FlowTotals {
                     active: end.saturating_duration_since(s.start),
                     paths,
+                    congestion_events: flow.congestion_events(),
+                    tunnel: flow.tunnel().map(tunnel::Tunnel::stats),
                     receiver: if s.receiver_stats {
                         Some(flow.reassembly().unwrap_or_default())
                     } else {
@@ -876,7 +878,17 @@ impl Engine {
     pub fn finish(mut self) -> RunOutput {
         let totals = self.totals();
         let series = self.recorder.into_series();
-        let result = RunResult::build(&self.scenario, &self.topology, &totals, &series);
+        let mut result = RunResult::build(&self.scenario, &self.topology, &totals, &series);
+        for b in &mut result.bottlenecks {
+            let link = self
+                .network
+                .links()
+                .find(|((name, d), _)| *name == b.link && *d == b.direction);
+            if let Some(l) = link.map(|(_, l)| l.stats()) {
+                b.dropped_queue_full = l.dropped_queue_full.packets;
+                b.dropped_loss = l.dropped_loss.packets;
+            }
+        }
         RunOutput {
             result,
             series,

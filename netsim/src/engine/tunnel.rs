@@ -243,6 +243,16 @@ impl Tunnel {
             .fold(0u64, u64::saturating_add)
     }
 
+    /// Congestion events of the inner senders (`ConnectionStats::congestion_events`: loss events that
+    /// began a recovery period, the end-to-end flow's congestion signals).
+    pub fn congestion_events(&self) -> u64 {
+        self.inner
+            .iter()
+            .filter_map(|i| i.sender_conn(self.download))
+            .map(|c| c.stats().congestion_events)
+            .fold(0u64, u64::saturating_add)
+    }
+
     /// The inner flows' sending connections, in order (tests and diagnostics).
     pub fn inner_senders(&self) -> Vec<Option<&Connection>> {
         self.inner.iter().map(|i| i.sender_conn(self.download)).collect()

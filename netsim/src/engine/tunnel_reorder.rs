@@ -45,7 +45,7 @@ pub fn decode(data: &[u8]) -> Option<(u16, u64, &[u8])> {
 }
 
 /// What a reorder buffer did, counted since it was made.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReorderStats {
     /// Packets released in sequence (including those released after a gap was given up).
     pub in_order: u64,

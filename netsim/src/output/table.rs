@@ -101,6 +101,7 @@ pub fn summary(result: &RunResult) -> String {
         ("goodput Mbit/s", true),
         ("util %", true),
         ("retx", true),
+        ("cong events", true),
         ("rtt mean ms", true),
         ("rtt p95 ms", true),
         ("agr benefit", true),
@@ -115,6 +116,7 @@ pub fn summary(result: &RunResult) -> String {
             mbps(flow.goodput_bps),
             String::new(),
             flow.retransmissions.to_string(),
+            flow.congestion_events.to_string(),
             String::new(),
             String::new(),
             num(flow.aggregate_benefit, 3),
@@ -129,6 +131,7 @@ pub fn summary(result: &RunResult) -> String {
                 mbps(path.goodput_bps),
                 num(path.utilisation.map(|u| u * 100.0), 1),
                 path.retransmissions.to_string(),
+                String::new(),
                 num(path.rtt_mean_ms, 2),
                 num(path.rtt_p95_ms, 2),
                 String::new(),
@@ -139,12 +142,20 @@ pub fn summary(result: &RunResult) -> String {
     out.push_str(&t.render());
     let _ = writeln!(out, "Jain's index across flows: {}", num(result.jain_flows, 4));
     if !result.bottlenecks.is_empty() {
-        let mut b = TextTable::new(&[("bottleneck", false), ("paths", false), ("jain", true)]);
+        let mut b = TextTable::new(&[
+            ("bottleneck", false),
+            ("paths", false),
+            ("jain", true),
+            ("queue drops", true),
+            ("loss drops", true),
+        ]);
         for bn in &result.bottlenecks {
             b.row(vec![
                 format!("{} ({})", bn.link, bn.direction.as_str()),
                 bn.paths.join(" "),
                 num(bn.jain, 4),
+                bn.dropped_queue_full.to_string(),
+                bn.dropped_loss.to_string(),
             ]);
         }
         out.push_str(&b.render());

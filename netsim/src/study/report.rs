@@ -133,7 +133,7 @@ fn goodput_columns(first: &RunResult) -> (Vec<Column>, Vec<Column>) {
 }
 
 /// Fairness and cost columns: Jain's index across flows and per bottleneck, aggregate benefit and MP/SP of
-/// the multipath flows, retransmissions per flow, mean RTT per path.
+/// the multipath flows, retransmissions and congestion events per flow, mean RTT per path.
 #[allow(clippy::cast_precision_loss)]
 fn fairness_columns(first: &RunResult) -> Vec<Column> {
     let mut cols = vec![Column::new(
@@ -173,6 +173,12 @@ fn fairness_columns(first: &RunResult) -> Vec<Column> {
             1.0,
             0,
             Box::new(move |r: &RunResult| r.flows.get(f).map(|x| x.retransmissions as f64)),
+        ));
+        cols.push(Column::new(
+            format!("{} events", flow.name),
+            1.0,
+            0,
+            Box::new(move |r: &RunResult| r.flows.get(f).map(|x| x.congestion_events as f64)),
         ));
     }
     for (f, flow) in first.flows.iter().enumerate() {

@@ -10,6 +10,7 @@
 )]
 
 mod dead_peer;
+mod loss_accounting;
 mod multipath;
 mod pacing;
 mod paper_intent;

@@ -89,9 +89,30 @@ fn a_tunnel_flow_carries_every_inner_byte_intact_across_path_loss() {
     assert!(p2.dropped_loss.packets >= 10, "{p2:?}");
     // The reorder buffer gave up the lost packets' gaps by the hold (300 ms) or released them late.
     assert!(stats.reorder[0].skipped_timeout > 0, "{stats:?}");
+    // The inner senders' congestion events: at least one (losses on path 2), at most one per lost packet.
+    let events: u64 = t
+        .inner_senders()
+        .iter()
+        .map(|c| c.unwrap().stats().congestion_events)
+        .sum();
+    assert!((1..=lost).contains(&events), "{events} events, {lost} lost");
     let out = engine.finish();
-    assert_eq!(out.result.flows[0].delivered_bytes, 2_000_000);
-    assert_eq!(out.result.flows[0].retransmissions, lost);
+    let r = &out.result.flows[0];
+    assert_eq!(r.delivered_bytes, 2_000_000);
+    assert_eq!(r.retransmissions, lost);
+    assert_eq!(r.congestion_events, events);
+    // The results carry the tunnel's own counters, direction by direction.
+    let tr = r.tunnel.unwrap();
+    assert_eq!((tr.refused, tr.malformed), (stats.refused, 0));
+    assert_eq!(tr.to_server.encapsulated, stats.encapsulated[0]);
+    assert_eq!(tr.to_client.encapsulated, stats.encapsulated[1]);
+    assert_eq!(tr.to_server.reorder, stats.reorder[0]);
+    assert_eq!(tr.to_client.reorder, stats.reorder[1]);
+    let json = serde_json::to_value(r).unwrap();
+    assert_eq!(
+        json["tunnel"]["to_server"]["skipped_timeout"],
+        stats.reorder[0].skipped_timeout
+    );
 }
 
 /// Static weights split the outer packets by hand-computed counts. With `weighted:0=3,1=1` smooth weighted
