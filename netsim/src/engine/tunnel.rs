@@ -36,7 +36,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mpquic::proto::VarInt;
-use mpquic::proto::connection::{ClientConfig, Connection, Event, ServerConfig, TransportConfig};
+use mpquic::proto::connection::{
+    ClientConfig, Connection, ConnectionStats, Event, ServerConfig, TransportConfig,
+};
 use mpquic::proto::endpoint::{Endpoint, EndpointConfig};
 use mpquic::proto::host::{Host, Received};
 use mpquic::proto::streams::StreamEvent;
@@ -236,20 +238,21 @@ impl Tunnel {
 
     /// Packets the inner senders declared lost (the end-to-end retransmissions).
     pub fn lost_packets(&self) -> u64 {
-        self.inner
-            .iter()
-            .filter_map(|i| i.sender_conn(self.download))
-            .map(|c| c.stats().packets_lost)
-            .fold(0u64, u64::saturating_add)
+        self.sum_over_senders(|s| s.packets_lost)
     }
 
     /// Congestion events of the inner senders (`ConnectionStats::congestion_events`: loss events that
     /// began a recovery period, the end-to-end flow's congestion signals).
     pub fn congestion_events(&self) -> u64 {
+        self.sum_over_senders(|s| s.congestion_events)
+    }
+
+    /// The sum of one counter of the inner senders' statistics.
+    fn sum_over_senders(&self, counter: impl Fn(&ConnectionStats) -> u64) -> u64 {
         self.inner
             .iter()
             .filter_map(|i| i.sender_conn(self.download))
-            .map(|c| c.stats().congestion_events)
+            .map(|c| counter(&c.stats()))
             .fold(0u64, u64::saturating_add)
     }
 
