@@ -1,14 +1,14 @@
 //! Counting congestion events the way RFC 9002 defines a recovery period, whatever the controller does.
 //!
-//! Loss detection reports a [`crate::cc::CongestionEvent`] for every pass that declares packets lost and for
-//! every ECN-CE increase; a window-based controller reduces its window only for the first of those that
-//! concerns a packet sent after its current recovery period began (RFC 9002 §7.3.2: a loss or ECN-CE mark
-//! starts a recovery period, which ends once a packet sent during it is acknowledged; Appendix B.8
-//! `OnCongestionEvent` ignores events for packets sent before the period began). [`CongestionEpisodes`] applies that
-//! rule on its own, so the count means the same thing for every controller, also for those that keep no
-//! recovery period (BBR, the delay-based ones): how many separate congestion signals the path received, as
-//! MPTCP and TCP studies count "loss events" rather than lost packets (a burst of ten lost packets in one
-//! round trip is one event).
+//! Loss detection reports a [`crate::cc::CongestionEvent`] for every pass that declares packets lost and
+//! for every ECN-CE increase; a window-based controller reduces its window only for the first of those
+//! that concerns a packet sent after its current recovery period began (RFC 9002 §7.3.2: a loss or ECN-CE
+//! mark starts a recovery period, which ends once a packet sent during it is acknowledged; Appendix B.8
+//! `OnCongestionEvent` ignores events for packets sent before the period began). [`CongestionEpisodes`]
+//! applies that rule on its own, so the count means the same thing for every controller, also for those
+//! that keep no recovery period (BBR, the delay-based ones): how many separate congestion signals the path
+//! received, as MPTCP and TCP studies count "loss events" rather than lost packets (a burst of ten lost
+//! packets in one round trip is one event).
 
 use std::time::Instant;
 
