@@ -11,7 +11,8 @@
 //!   the goodputs of the paths that cross it, with the packets the link direction dropped (queue full,
 //!   random loss) over the run;
 //! - the sender's congestion events (losses and ECN-CE marks that began a recovery period, RFC 9002
-//!   §7.3.2), per flow; for a tunnel flow, its encapsulation and reorder-buffer counters ([`TunnelResult`]);
+//!   §7.3.2), per flow; for a tunnel flow, its encapsulation and reorder-buffer counters and its inner
+//!   flows' RTTs ([`TunnelResult`]);
 //! - aggregate benefit of every multipath flow, and its MP/SP ratio against the mean goodput of the
 //!   single-path flows that share a bottleneck with it (none: `None`);
 //! - for flows that report them (a `receiver` section or a workload other than bulk): the receiving end's
@@ -75,8 +76,17 @@ pub struct VideoTotals {
     pub playback: metrics::app::Playback,
 }
 
+/// One inner flow of a tunnel at the end of the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InnerTotals {
+    /// The inner flow's name.
+    pub name: String,
+    /// Its sender's path (`None`: the inner connection never started).
+    pub path: Option<mpquic::proto::connection::PathStats>,
+}
+
 /// What the engine measured on one flow.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowTotals {
     /// How long the flow was active (start to stop or completion).
     pub active: Duration,
@@ -86,6 +96,8 @@ pub struct FlowTotals {
     pub congestion_events: u64,
     /// A tunnel flow's counters (`None`: not a tunnel flow).
     pub tunnel: Option<TunnelStats>,
+    /// A tunnel flow's inner flows at the end of the run (empty for other flows).
+    pub tunnel_inner: Vec<InnerTotals>,
     /// The receiving end's statistics, for flows that report them.
     pub receiver: Option<ReceiverTotals>,
     /// The completion time of each object of a request workload, in order (`None`: not such a flow).
@@ -283,8 +295,27 @@ pub struct TunnelDirectionResult {
     pub reorder: ReorderStats,
 }
 
+/// One inner flow of a tunnel, its sender's path at the end of the run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InnerFlowResult {
+    /// The inner flow's name.
+    pub name: String,
+    /// The sender's `min_rtt` (RFC 9002 §5.2: the smallest RTT sample, reset to the latest sample after
+    /// persistent congestion) in ms; `None` if the inner connection never started.
+    pub min_rtt_ms: Option<f64>,
+    /// The sender's smoothed RTT in ms; `None` as above.
+    pub srtt_ms: Option<f64>,
+    /// The controller's state (`"probe_bw"`, `"congestion_avoidance"`, …), if it reports one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc_state: Option<String>,
+    /// The controller's own variables by name, in its units (bytes, bytes/s, seconds or plain numbers;
+    /// BBR's `rt_prop` is its minimum-RTT estimate in seconds), with `cwnd` in bytes.
+    #[serde(default)]
+    pub cc: BTreeMap<String, f64>,
+}
+
 /// What a tunnel flow's encapsulation and reorder buffers did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TunnelResult {
     /// Inner datagrams the outer connection refused (it could not send DATAGRAMs yet).
     pub refused: u64,
@@ -294,10 +325,14 @@ pub struct TunnelResult {
     pub to_server: TunnelDirectionResult,
     /// Towards the client.
     pub to_client: TunnelDirectionResult,
+    /// The inner flows, in scenario order (absent from results written before it existed: read as empty).
+    #[serde(default)]
+    pub inner: Vec<InnerFlowResult>,
 }
 
 impl TunnelResult {
-    fn from_stats(s: &TunnelStats) -> Self {
+    fn from_stats(s: &TunnelStats, inner: &[InnerTotals]) -> Self {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let [to_server, to_client] = s.encapsulated;
         let [at_server, at_client] = s.reorder;
         TunnelResult {
@@ -311,6 +346,27 @@ impl TunnelResult {
                 encapsulated: to_client,
                 reorder: at_client,
             },
+            inner: inner
+                .iter()
+                .map(|i| {
+                    let cc = i.path.as_ref().and_then(|p| p.cc.as_ref());
+                    InnerFlowResult {
+                        name: i.name.clone(),
+                        min_rtt_ms: i.path.as_ref().map(|p| ms(p.min_rtt)),
+                        srtt_ms: i.path.as_ref().map(|p| ms(p.srtt)),
+                        cc_state: cc.map(|m| m.state.to_owned()),
+                        #[allow(clippy::cast_precision_loss)] // a window below 2^53 bytes is exact
+                        cc: cc
+                            .map(|m| {
+                                let extras = m.extras.iter().map(|x| (x.name.to_owned(), x.value));
+                                std::iter::once(("cwnd".to_owned(), m.cwnd as f64))
+                                    .chain(extras)
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    }
+                })
+                .collect(),
         }
     }
 }
@@ -415,7 +471,10 @@ impl RunResult {
                 receiver: t.receiver.as_ref().map(ReceiverResult::from_totals),
                 objects: t.objects.as_deref().map(ObjectsResult::from_times),
                 video: t.video.as_ref().map(VideoResult::from_totals),
-                tunnel: t.tunnel.as_ref().map(TunnelResult::from_stats),
+                tunnel: t
+                    .tunnel
+                    .as_ref()
+                    .map(|s| TunnelResult::from_stats(s, &t.tunnel_inner)),
             });
         }
 

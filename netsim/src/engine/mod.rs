@@ -58,7 +58,7 @@ use mpquic::proto::streams::{StreamsConfig, WindowPolicy, WindowUpdate};
 
 use crate::link::{LinkStats, OutageEpoch};
 use crate::metrics::{PathSeries, Recorder};
-use crate::results::{FlowTotals, PathTotals, RunResult, VideoTotals};
+use crate::results::{FlowTotals, InnerTotals, PathTotals, RunResult, VideoTotals};
 use crate::scenario::receiver::{self, Policy, ReceiverSpec, Update};
 use crate::scenario::{Direction, FlowKind, Scenario, Topology};
 use crate::time::SimTime;
@@ -855,6 +855,15 @@ impl Engine {
                     paths,
                     congestion_events: flow.congestion_events(),
                     tunnel: flow.tunnel().map(tunnel::Tunnel::stats),
+                    tunnel_inner: flow.tunnel().map_or_else(Vec::new, |t| {
+                        t.inner_paths()
+                            .into_iter()
+                            .map(|(name, path)| InnerTotals {
+                                name: name.to_owned(),
+                                path,
+                            })
+                            .collect()
+                    }),
                     receiver: if s.receiver_stats {
                         Some(flow.reassembly().unwrap_or_default())
                     } else {

@@ -35,9 +35,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use mpquic::cc::PathId;
 use mpquic::proto::VarInt;
 use mpquic::proto::connection::{
-    ClientConfig, Connection, ConnectionStats, Event, ServerConfig, TransportConfig,
+    ClientConfig, Connection, ConnectionStats, Event, PathStats, ServerConfig, TransportConfig,
 };
 use mpquic::proto::endpoint::{Endpoint, EndpointConfig};
 use mpquic::proto::host::{Host, Received};
@@ -254,6 +255,18 @@ impl Tunnel {
             .filter_map(|i| i.sender_conn(self.download))
             .map(|c| counter(&c.stats()))
             .fold(0u64, u64::saturating_add)
+    }
+
+    /// Per inner flow, in order: its name and its sender's path now (`None` before the sender has a
+    /// connection): RTTs, window and the controller's own view.
+    pub fn inner_paths(&self) -> Vec<(&str, Option<PathStats>)> {
+        self.inner
+            .iter()
+            .map(|i| {
+                let path = i.sender_conn(self.download).and_then(|c| c.path_stats(PathId(0)));
+                (i.name.as_str(), path)
+            })
+            .collect()
     }
 
     /// The inner flows' sending connections, in order (tests and diagnostics).

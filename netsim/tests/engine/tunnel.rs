@@ -102,12 +102,23 @@ fn a_tunnel_flow_carries_every_inner_byte_intact_across_path_loss() {
     assert_eq!(r.retransmissions, lost);
     assert_eq!(r.congestion_events, events);
     // The results carry the tunnel's own counters, direction by direction.
-    let tr = r.tunnel.unwrap();
+    let tr = r.tunnel.as_ref().unwrap();
     assert_eq!((tr.refused, tr.malformed), (stats.refused, 0));
     assert_eq!(tr.to_server.encapsulated, stats.encapsulated[0]);
     assert_eq!(tr.to_client.encapsulated, stats.encapsulated[1]);
     assert_eq!(tr.to_server.reorder, stats.reorder[0]);
     assert_eq!(tr.to_client.reorder, stats.reorder[1]);
+    // Both inner flows, each with its sender's RTTs: both paths are 10 ms each way, so no round trip is
+    // shorter than 20 ms.
+    let names: Vec<_> = tr.inner.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    for i in &tr.inner {
+        let (min, srtt) = (i.min_rtt_ms.unwrap(), i.srtt_ms.unwrap());
+        assert!((20.0..100.0).contains(&min) && min <= srtt, "{i:?}");
+        assert!(i.cc_state.is_some() && i.cc["cwnd"] >= 2400.0, "{i:?}");
+    }
+    // BBR reports its minimum-RTT estimate (seconds), which no sample can undercut.
+    assert!(tr.inner[1].cc["rt_prop"] >= tr.inner[1].min_rtt_ms.unwrap() / 1e3 - 1e-9);
     let json = serde_json::to_value(r).unwrap();
     assert_eq!(
         json["tunnel"]["to_server"]["skipped_timeout"],
