@@ -309,7 +309,8 @@ pub struct InnerFlowResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cc_state: Option<String>,
     /// The controller's own variables by name, in its units (bytes, bytes/s, seconds or plain numbers;
-    /// BBR's `rt_prop` is its minimum-RTT estimate in seconds), with `cwnd` in bytes.
+    /// BBR's `rt_prop` is its minimum-RTT estimate in seconds), with `cwnd` in bytes. A variable without a
+    /// finite value is left out (JSON has no NaN or infinity, and `merge` reads these files back).
     #[serde(default)]
     pub cc: BTreeMap<String, f64>,
 }
@@ -358,7 +359,11 @@ impl TunnelResult {
                         #[allow(clippy::cast_precision_loss)] // a window below 2^53 bytes is exact
                         cc: cc
                             .map(|m| {
-                                let extras = m.extras.iter().map(|x| (x.name.to_owned(), x.value));
+                                let extras = m
+                                    .extras
+                                    .iter()
+                                    .filter(|x| x.value.is_finite())
+                                    .map(|x| (x.name.to_owned(), x.value));
                                 std::iter::once(("cwnd".to_owned(), m.cwnd as f64))
                                     .chain(extras)
                                     .collect()
@@ -568,5 +573,78 @@ impl RunResult {
             flows,
             bottlenecks,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mpquic::cc::{CcMetrics, Metric, PathId};
+    use mpquic::proto::connection::PathStats;
+
+    use super::*;
+
+    /// An inner flow's controller variables keep the finite ones only, so the JSON reads back.
+    #[test]
+    fn inner_flow_variables_without_a_finite_value_are_left_out() {
+        let path = PathStats {
+            path: PathId(0),
+            remote: "10.0.0.2:443".parse().unwrap(),
+            local: None,
+            validated: true,
+            backup: false,
+            mtu: 1200,
+            cwnd: 24_000,
+            bytes_in_flight: 0,
+            pacing_rate: None,
+            srtt: Duration::from_millis(30),
+            rttvar: Duration::ZERO,
+            min_rtt: Duration::from_millis(20),
+            latest_rtt: Duration::from_millis(30),
+            bytes_sent: 0,
+            bytes_received: 0,
+            stream_bytes_sent: 0,
+            stream_bytes_received: 0,
+            stream_bytes_acked: 0,
+            packets_sent: 0,
+            packets_received: 0,
+            packets_lost: 0,
+            bytes_lost: 0,
+            congestion_events: 0,
+            abandoned: false,
+            cc: Some(CcMetrics {
+                cwnd: 24_000,
+                ssthresh: None,
+                pacing_rate: None,
+                state: "probe_bw",
+                extras: vec![
+                    Metric {
+                        name: "rt_prop",
+                        value: 0.02,
+                    },
+                    Metric {
+                        name: "owd_min",
+                        value: f64::INFINITY,
+                    },
+                    Metric {
+                        name: "beta",
+                        value: f64::NAN,
+                    },
+                ],
+            }),
+        };
+        let inner = [InnerTotals {
+            name: "tcp".to_owned(),
+            path: Some(path),
+        }];
+        let r = TunnelResult::from_stats(&TunnelStats::default(), &inner);
+        let i = &r.inner[0];
+        assert_eq!((i.min_rtt_ms, i.srtt_ms), (Some(20.0), Some(30.0)));
+        assert_eq!(i.cc_state.as_deref(), Some("probe_bw"));
+        let names: Vec<_> = i.cc.keys().map(String::as_str).collect();
+        assert_eq!(names, ["cwnd", "rt_prop"]);
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<TunnelResult>(&json).unwrap(), r);
     }
 }
