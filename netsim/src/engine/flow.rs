@@ -37,7 +37,7 @@ use std::time::Instant;
 use mpquic::cc::PathId;
 use mpquic::proto::VarInt;
 use mpquic::proto::connection::{
-    ClientConfig, ClosePathError, Connection, Event, MigrateError, ServerConfig,
+    ClientConfig, ClosePathError, Connection, ConnectionStats, Event, MigrateError, ServerConfig,
 };
 use mpquic::proto::endpoint::{Endpoint, EndpointConfig};
 use mpquic::proto::frame::Dir;
@@ -614,19 +614,21 @@ impl Flow {
 
     /// Packets the sender declared lost (each is retransmitted if it carried data).
     pub fn lost_packets(&self) -> u64 {
-        if let Some(t) = &self.tunnel {
-            return t.lost_packets();
-        }
-        self.sender_conn().map_or(0, |c| c.stats().packets_lost)
+        self.sender_stat(|s| s.packets_lost)
     }
 
     /// Congestion events of the sender (loss and ECN-CE events that began a recovery period, over all
-    /// its paths); for a tunnel flow, of the inner senders, as [`Flow::lost_packets`].
+    /// its paths).
     pub fn congestion_events(&self) -> u64 {
+        self.sender_stat(|s| s.congestion_events)
+    }
+
+    /// One counter of the sender's statistics; for a tunnel flow, summed over the inner senders.
+    fn sender_stat(&self, counter: impl Fn(&ConnectionStats) -> u64) -> u64 {
         if let Some(t) = &self.tunnel {
-            return t.congestion_events();
+            return t.sum_over_senders(counter);
         }
-        self.sender_conn().map_or(0, |c| c.stats().congestion_events)
+        self.sender_conn().map_or(0, |c| counter(&c.stats()))
     }
 
     /// A datagram arrived for this flow.

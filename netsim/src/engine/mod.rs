@@ -58,7 +58,7 @@ use mpquic::proto::streams::{StreamsConfig, WindowPolicy, WindowUpdate};
 
 use crate::link::{LinkStats, OutageEpoch};
 use crate::metrics::{PathSeries, Recorder};
-use crate::results::{FlowTotals, InnerTotals, PathTotals, RunResult, VideoTotals};
+use crate::results::{FlowTotals, PathTotals, RunResult, VideoTotals};
 use crate::scenario::receiver::{self, Policy, ReceiverSpec, Update};
 use crate::scenario::{Direction, FlowKind, Scenario, Topology};
 use crate::time::SimTime;
@@ -499,10 +499,7 @@ impl Engine {
 
     /// Counters of link `link` in direction `direction`.
     pub fn link_stats(&self, link: &str, direction: Direction) -> Option<&LinkStats> {
-        self.network
-            .links()
-            .find(|((name, d), _)| name == link && *d == direction)
-            .map(|(_, l)| l.stats())
+        self.network.link_stats(link, direction)
     }
 
     /// Application bytes flow `flow` has delivered so far.
@@ -855,15 +852,7 @@ impl Engine {
                     paths,
                     congestion_events: flow.congestion_events(),
                     tunnel: flow.tunnel().map(tunnel::Tunnel::stats),
-                    tunnel_inner: flow.tunnel().map_or_else(Vec::new, |t| {
-                        t.inner_paths()
-                            .into_iter()
-                            .map(|(name, path)| InnerTotals {
-                                name: name.to_owned(),
-                                path,
-                            })
-                            .collect()
-                    }),
+                    tunnel_inner: flow.tunnel().map_or_else(Vec::new, tunnel::Tunnel::inner_totals),
                     receiver: if s.receiver_stats {
                         Some(flow.reassembly().unwrap_or_default())
                     } else {
@@ -889,11 +878,7 @@ impl Engine {
         let series = self.recorder.into_series();
         let mut result = RunResult::build(&self.scenario, &self.topology, &totals, &series);
         for b in &mut result.bottlenecks {
-            let link = self
-                .network
-                .links()
-                .find(|((name, d), _)| *name == b.link && *d == b.direction);
-            if let Some(l) = link.map(|(_, l)| l.stats()) {
+            if let Some(l) = self.network.link_stats(&b.link, b.direction) {
                 b.dropped_queue_full = l.dropped_queue_full.packets;
                 b.dropped_loss = l.dropped_loss.packets;
             }

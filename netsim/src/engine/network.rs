@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
-use crate::link::{Delivery, Link, OutageEpoch};
+use crate::link::{Delivery, Link, LinkStats, OutageEpoch};
 use crate::scenario::{Direction, EventAction, EventSpec, Hop, Scenario};
 use crate::time::SimTime;
 
@@ -220,6 +220,13 @@ impl Network {
             }
         }
         Ok(())
+    }
+
+    /// Counters of link `link` in direction `direction`.
+    pub fn link_stats(&self, link: &str, direction: Direction) -> Option<&LinkStats> {
+        self.links()
+            .find(|((name, d), _)| name == link && *d == direction)
+            .map(|(_, l)| l.stats())
     }
 
     /// Every link direction with its name and counters, in index order.

@@ -38,7 +38,7 @@ use bytes::Bytes;
 use mpquic::cc::PathId;
 use mpquic::proto::VarInt;
 use mpquic::proto::connection::{
-    ClientConfig, Connection, ConnectionStats, Event, PathStats, ServerConfig, TransportConfig,
+    ClientConfig, Connection, ConnectionStats, Event, ServerConfig, TransportConfig,
 };
 use mpquic::proto::endpoint::{Endpoint, EndpointConfig};
 use mpquic::proto::host::{Host, Received};
@@ -46,6 +46,8 @@ use mpquic::proto::streams::StreamEvent;
 
 use super::EngineError;
 use super::flow::{Receiver, Sender, accept_streams, receive, send};
+use crate::results::InnerTotals;
+
 use super::tunnel_reorder::{self, Released, ReorderBuffer, ReorderStats};
 use crate::scenario::tunnel::TunnelSpec;
 
@@ -237,19 +239,9 @@ impl Tunnel {
         self.inner.iter().all(|i| i.bytes.is_some() && i.fin_at.is_some())
     }
 
-    /// Packets the inner senders declared lost (the end-to-end retransmissions).
-    pub fn lost_packets(&self) -> u64 {
-        self.sum_over_senders(|s| s.packets_lost)
-    }
-
-    /// Congestion events of the inner senders (`ConnectionStats::congestion_events`: loss events that
-    /// began a recovery period, the end-to-end flow's congestion signals).
-    pub fn congestion_events(&self) -> u64 {
-        self.sum_over_senders(|s| s.congestion_events)
-    }
-
-    /// The sum of one counter of the inner senders' statistics.
-    fn sum_over_senders(&self, counter: impl Fn(&ConnectionStats) -> u64) -> u64 {
+    /// The sum of one counter of the inner senders' statistics (packets lost: the end-to-end
+    /// retransmissions; congestion events: the end-to-end flow's congestion signals).
+    pub fn sum_over_senders(&self, counter: impl Fn(&ConnectionStats) -> u64) -> u64 {
         self.inner
             .iter()
             .filter_map(|i| i.sender_conn(self.download))
@@ -259,12 +251,12 @@ impl Tunnel {
 
     /// Per inner flow, in order: its name and its sender's path now (`None` before the sender has a
     /// connection): RTTs, window and the controller's own view.
-    pub fn inner_paths(&self) -> Vec<(&str, Option<PathStats>)> {
+    pub fn inner_totals(&self) -> Vec<InnerTotals> {
         self.inner
             .iter()
-            .map(|i| {
-                let path = i.sender_conn(self.download).and_then(|c| c.path_stats(PathId(0)));
-                (i.name.as_str(), path)
+            .map(|i| InnerTotals {
+                name: i.name.clone(),
+                path: i.sender_conn(self.download).and_then(|c| c.path_stats(PathId(0))),
             })
             .collect()
     }
