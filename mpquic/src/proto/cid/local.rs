@@ -541,6 +541,11 @@ impl LocalCids {
 
     /// The frame waiting to be sent first, if any (call [`Self::on_sent`] once it is in a packet).
     pub fn next_pending(&self) -> Option<IssuedCid> {
+        // The length check first: this runs for every packet built, and `first` walks the tree to its
+        // leftmost leaf even when the set is empty.
+        if self.pending.is_empty() {
+            return None;
+        }
         let &(path, seq) = self.pending.first()?;
         self.issued(path, seq)
     }

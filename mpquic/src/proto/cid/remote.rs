@@ -303,6 +303,11 @@ impl RemoteCids {
 
     /// The first RETIRE frame waiting to be sent (call [`Self::on_retire_sent`] once it is in a packet).
     pub fn next_retire(&self) -> Option<RetireConnectionId> {
+        // The length check first: this runs for every packet built, and an iterator over the map walks the
+        // tree to both ends even when it is empty.
+        if self.retiring.is_empty() {
+            return None;
+        }
         self.retiring
             .iter()
             .find(|(_, st)| **st == RetireState::Queued)
