@@ -138,7 +138,6 @@ fn every_study_loads_in_both_variants() {
         &[
             "a_published",
             "a_variants_published",
-            "c_sweep_published",
             "d1_published",
             "d2_published",
             "d3_published",
@@ -406,39 +405,38 @@ fn overrides_apply_and_bad_ones_name_the_field() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `[extends]`: the shipped published-scale C sweep is the scaled one's parts with 30 s runs, run for run;
+/// `[extends]`: the shipped published-scale D3 is the scaled one's parts at 1 Gbit/s and 60 s, run for run;
 /// a temporary pair of manifests checks the order of the overrides, the parts' order and scenario paths,
 /// the errors, and that a shard's fingerprint covers the manifest extended.
 #[test]
 fn a_manifest_extends_another_with_overrides() {
-    let scaled = studies_dir().join("c_sweep.study.toml");
-    let published = studies_dir().join("published/c_sweep_published.study.toml");
+    let scaled = studies_dir().join("d3.study.toml");
+    let published = studies_dir().join("published/d3_published.study.toml");
     for quick in [false, true] {
         let a = Study::load(&scaled, quick).unwrap();
         let b = Study::load(&published, quick).unwrap();
         assert_eq!(
             b.extends.as_deref(),
-            Some(
-                published
-                    .parent()
-                    .unwrap()
-                    .join("../c_sweep.study.toml")
-                    .as_path()
-            )
+            Some(published.parent().unwrap().join("../d3.study.toml").as_path())
         );
         assert_eq!(a.parts.len(), b.parts.len());
         for (pa, pb) in a.parts.iter().zip(&b.parts) {
             assert_eq!(pa.spec.name, pb.spec.name);
-            assert_eq!(pb.spec.scenario, "../c_sweep.toml");
+            assert_eq!(pb.spec.scenario, "../d3_competition.toml");
             assert_eq!(pa.file.canonicalize().unwrap(), pb.file.canonicalize().unwrap());
             assert_eq!(pa.runs.len(), pb.runs.len());
             for (ra, rb) in pa.runs.iter().zip(&pb.runs) {
                 assert_eq!((&ra.settings, ra.seed), (&rb.settings, rb.seed));
-                // The quick variant's own 1 s applies after the 30 s: the same runs as the scaled study's.
+                // `extends.set` comes after the part's own `set` (100 Mbit/s, 30 s) and before the quick
+                // variant's overrides (4 s), which therefore still apply.
                 let mut expected = ra.scenario.clone();
-                if !quick {
+                assert_eq!(ra.scenario.links["bn"].rate_bps, 100_000_000);
+                expected.links.get_mut("bn").unwrap().rate_bps = 1_000_000_000;
+                if quick {
                     assert_eq!(ra.scenario.scenario.duration, Duration::from_secs(4));
-                    expected.scenario.duration = Duration::from_secs(30);
+                } else {
+                    assert_eq!(ra.scenario.scenario.duration, Duration::from_secs(30));
+                    expected.scenario.duration = Duration::from_secs(60);
                 }
                 assert_eq!(expected, rb.scenario);
             }

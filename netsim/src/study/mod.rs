@@ -32,8 +32,8 @@
 //!
 //! ```toml
 //! [extends]
-//! manifest = "../c_sweep.study.toml"     # relative to this manifest; it may not extend another itself
-//! set = { "scenario.duration" = "30s" }  # applied to each of its parts after the part's own `set`
+//! manifest = "../d3.study.toml"         # relative to this manifest; it may not extend another itself
+//! set = { "scenario.duration" = "60s" }  # applied to each of its parts after the part's own `set`
 //! ```
 //!
 //! The parts of that manifest come first, with their scenario files where that manifest names them, then
