@@ -333,7 +333,6 @@ pub struct TunnelResult {
 
 impl TunnelResult {
     fn from_stats(s: &TunnelStats, inner: &[InnerTotals]) -> Self {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
         let [to_server, to_client] = s.encapsulated;
         let [at_server, at_client] = s.reorder;
         TunnelResult {
@@ -347,31 +346,33 @@ impl TunnelResult {
                 encapsulated: to_client,
                 reorder: at_client,
             },
-            inner: inner
+            inner: inner.iter().map(InnerFlowResult::from_totals).collect(),
+        }
+    }
+}
+
+impl InnerFlowResult {
+    fn from_totals(i: &InnerTotals) -> Self {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let cc = i.path.as_ref().and_then(|p| p.cc.as_ref());
+        // The controller's variables: `cwnd` first, then its own, those with a finite value only.
+        #[allow(clippy::cast_precision_loss)] // a window below 2^53 bytes is exact
+        let variables = cc.map(|m| {
+            let extras = m
+                .extras
                 .iter()
-                .map(|i| {
-                    let cc = i.path.as_ref().and_then(|p| p.cc.as_ref());
-                    InnerFlowResult {
-                        name: i.name.clone(),
-                        min_rtt_ms: i.path.as_ref().map(|p| ms(p.min_rtt)),
-                        srtt_ms: i.path.as_ref().map(|p| ms(p.srtt)),
-                        cc_state: cc.map(|m| m.state.to_owned()),
-                        #[allow(clippy::cast_precision_loss)] // a window below 2^53 bytes is exact
-                        cc: cc
-                            .map(|m| {
-                                let extras = m
-                                    .extras
-                                    .iter()
-                                    .filter(|x| x.value.is_finite())
-                                    .map(|x| (x.name.to_owned(), x.value));
-                                std::iter::once(("cwnd".to_owned(), m.cwnd as f64))
-                                    .chain(extras)
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    }
-                })
-                .collect(),
+                .filter(|x| x.value.is_finite())
+                .map(|x| (x.name.to_owned(), x.value));
+            std::iter::once(("cwnd".to_owned(), m.cwnd as f64))
+                .chain(extras)
+                .collect()
+        });
+        InnerFlowResult {
+            name: i.name.clone(),
+            min_rtt_ms: i.path.as_ref().map(|p| ms(p.min_rtt)),
+            srtt_ms: i.path.as_ref().map(|p| ms(p.srtt)),
+            cc_state: cc.map(|m| m.state.to_owned()),
+            cc: variables.unwrap_or_default(),
         }
     }
 }

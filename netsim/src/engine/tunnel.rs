@@ -46,9 +46,8 @@ use mpquic::proto::streams::StreamEvent;
 
 use super::EngineError;
 use super::flow::{Receiver, Sender, accept_streams, receive, send};
-use crate::results::InnerTotals;
-
 use super::tunnel_reorder::{self, Released, ReorderBuffer, ReorderStats};
+use crate::results::InnerTotals;
 use crate::scenario::tunnel::TunnelSpec;
 
 /// The inner client's address inside the tunnel (TEST-NET-1, RFC 5737).
