@@ -718,6 +718,10 @@ impl Flow {
     /// Opens the paths that are due and allowed (multipath flows; see [`super::paths`]), or migrates to
     /// them (`migrate`).
     fn open_paths(&mut self, sim_now: SimTime, now: Instant) {
+        // Asked after every event: once every path is open or closed there is nothing to look at.
+        if self.slots.iter().all(|s| s.state != PathState::Pending) {
+            return;
+        }
         let Some(c) = self.client.first_mut() else {
             return;
         };

@@ -236,12 +236,18 @@ impl NullPacketKey {
     }
 
     fn open<'a>(&self, path: u32, pn: u64, header: &[u8], payload: &'a mut [u8]) -> Result<&'a [u8], Error> {
-        let plain_len = payload.len().checked_sub(TAG_LEN).ok_or(Error::DecryptError)?;
+        // `let … else`, not `ok_or(Error::…)`: that builds (and drops) an error value for every packet.
+        let Some(plain_len) = payload.len().checked_sub(TAG_LEN) else {
+            return Err(Error::DecryptError);
+        };
         let (plain, tag) = payload.split_at(plain_len);
         if self.tag(path, pn, header, plain).as_slice() != tag {
             return Err(Error::DecryptError);
         }
-        payload.get(..plain_len).ok_or(Error::DecryptError)
+        match payload.get(..plain_len) {
+            Some(plain) => Ok(plain),
+            None => Err(Error::DecryptError),
+        }
     }
 }
 

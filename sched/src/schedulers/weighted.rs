@@ -13,7 +13,6 @@
 //! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Every decision moves credit between
 //! the paths (smooth weighted round-robin): the answer rotates by design.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::params::Params;
@@ -23,11 +22,14 @@ use crate::{ConnView, Decision, PathEvent, PathId, SchedError, Scheduler};
 pub const MAX_WEIGHT: u64 = 1_000_000;
 
 /// Static weighted round-robin scheduler.
+///
+/// Weights and credits are vectors sorted by path ID (a tunnel asks once per packet, over a handful of
+/// paths: a binary search in one cache line, where a B-tree map cost a node walk per lookup).
 #[derive(Debug, Clone)]
 pub struct Weighted {
-    weights: BTreeMap<PathId, u64>,
+    weights: Vec<(PathId, u64)>,
     default_weight: u64,
-    credit: BTreeMap<PathId, i64>,
+    credit: Vec<(PathId, i64)>,
 }
 
 impl Weighted {
@@ -36,10 +38,23 @@ impl Weighted {
 
     /// Weights per path; unlisted paths weigh `default_weight`. Weights above [`MAX_WEIGHT`] are clamped.
     pub fn new(weights: &[(PathId, u64)], default_weight: u64) -> Self {
+        // A later entry for the same path replaces an earlier one, as a map's insertion would.
+        let mut sorted: Vec<(PathId, u64)> = Vec::with_capacity(weights.len());
+        for &(p, w) in weights {
+            let w = w.min(MAX_WEIGHT);
+            match sorted.binary_search_by_key(&p, |e| e.0) {
+                Ok(i) => {
+                    if let Some(e) = sorted.get_mut(i) {
+                        e.1 = w;
+                    }
+                }
+                Err(i) => sorted.insert(i, (p, w)),
+            }
+        }
         Weighted {
-            weights: weights.iter().map(|(p, w)| (*p, (*w).min(MAX_WEIGHT))).collect(),
+            weights: sorted,
             default_weight: default_weight.min(MAX_WEIGHT),
-            credit: BTreeMap::new(),
+            credit: Vec::new(),
         }
     }
 
@@ -53,7 +68,22 @@ impl Weighted {
 
     /// The weight of `path`.
     pub fn weight(&self, path: PathId) -> u64 {
-        self.weights.get(&path).copied().unwrap_or(self.default_weight)
+        match self.weights.binary_search_by_key(&path, |e| e.0) {
+            Ok(i) => self.weights.get(i).map_or(self.default_weight, |e| e.1),
+            Err(_) => self.default_weight,
+        }
+    }
+
+    /// The credit of `path`, created at 0 (always `Some`: found, or just inserted).
+    fn credit_mut(&mut self, path: PathId) -> Option<&mut i64> {
+        let i = match self.credit.binary_search_by_key(&path, |e| e.0) {
+            Ok(i) => i,
+            Err(i) => {
+                self.credit.insert(i, (path, 0));
+                i
+            }
+        };
+        self.credit.get_mut(i).map(|e| &mut e.1)
     }
 }
 
@@ -82,7 +112,9 @@ impl Scheduler for Weighted {
             // w ≤ MAX_WEIGHT, so the conversion is exact.
             let w = i64::try_from(w).unwrap_or(i64::MAX);
             total = total.saturating_add(w);
-            let c = self.credit.entry(p.id).or_insert(0);
+            let Some(c) = self.credit_mut(p.id) else {
+                continue;
+            };
             *c = c.saturating_add(w);
             let better = match best {
                 None => true,
@@ -94,7 +126,7 @@ impl Scheduler for Weighted {
         }
         match best {
             Some((_, id)) => {
-                if let Some(c) = self.credit.get_mut(&id) {
+                if let Some(c) = self.credit_mut(id) {
                     *c = c.saturating_sub(total);
                 }
                 Decision::Path(id)
@@ -105,7 +137,9 @@ impl Scheduler for Weighted {
 
     fn on_path_event(&mut self, event: &PathEvent) {
         if let PathEvent::Removed(id) | PathEvent::Abandoned(id) = event {
-            self.credit.remove(id);
+            if let Ok(i) = self.credit.binary_search_by_key(id, |e| e.0) {
+                self.credit.remove(i);
+            }
         }
     }
 }

@@ -539,6 +539,13 @@ impl LocalCids {
             .flat_map(|s| s.active.iter().map(|(seq, (cid, _))| (*seq, *cid)))
     }
 
+    /// Whether a frame waits ([`Self::next_pending`] is `Some`): asked for every packet built, so the empty
+    /// case is one inlined test.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty() && self.next_pending().is_some()
+    }
+
     /// The frame waiting to be sent first, if any (call [`Self::on_sent`] once it is in a packet).
     pub fn next_pending(&self) -> Option<IssuedCid> {
         // The length check first: this runs for every packet built, and `first` walks the tree to its

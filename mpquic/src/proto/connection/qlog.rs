@@ -376,8 +376,17 @@ impl Connection {
     }
 
     /// Logs what changed since the previous call (state, parameters, paths, metrics); `call` is the API call
-    /// that starts now.
+    /// that starts now. Called at every poll: without a qlog it is one test, inlined at the caller.
+    #[inline]
     pub(super) fn qlog_sync(&mut self, call: Call) {
+        if self.qlog.is_some() {
+            self.qlog_sync_log(call);
+        }
+    }
+
+    /// [`Connection::qlog_sync`] with a qlog.
+    #[inline(never)]
+    fn qlog_sync_log(&mut self, call: Call) {
         let Some(mut q) = self.qlog.take() else {
             return;
         };

@@ -17,7 +17,16 @@ impl Streams {
     }
 
     /// Whether some stream can send a STREAM frame now (within flow control).
+    ///
+    /// Asked several times for every poll: a connection without queued streams (one that only receives, or
+    /// sends only datagrams) answers with one inlined test.
+    #[inline]
     pub fn has_stream_data(&self) -> bool {
+        !self.queue.is_empty() && self.queued_stream_data()
+    }
+
+    /// [`Streams::has_stream_data`] with streams queued.
+    fn queued_stream_data(&self) -> bool {
         let conn = self.conn_send.available();
         self.queue
             .iter()
