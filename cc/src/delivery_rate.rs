@@ -44,12 +44,29 @@ pub struct PacketDeliveryState {
 
 /// The sample being built from the packets of one acknowledgement (the draft's `rs` before generation).
 #[derive(Clone, Copy, Debug)]
+///
+/// The elapsed times are kept as their end points and computed once, when the sample is generated: most
+/// packets of an acknowledgement replace the pending sample before that.
 struct PendingSample {
     prior_delivered: u64,
     is_app_limited: bool,
-    send_elapsed: Duration,
-    ack_elapsed: Duration,
+    /// `rs.send_elapsed` = `newest_sent_time − first_sent_time`.
+    first_sent_time: Instant,
+    /// `rs.ack_elapsed` = `acked_at − prior_delivered_time`.
+    acked_at: Instant,
+    prior_delivered_time: Instant,
     newest_sent_time: Instant,
+}
+
+impl PendingSample {
+    fn send_elapsed(&self) -> Duration {
+        self.newest_sent_time
+            .saturating_duration_since(self.first_sent_time)
+    }
+
+    fn ack_elapsed(&self) -> Duration {
+        self.acked_at.saturating_duration_since(self.prior_delivered_time)
+    }
 }
 
 /// Per-path delivery-rate estimator (the draft's connection state `C.*`).
@@ -128,8 +145,9 @@ impl DeliveryRateEstimator {
             self.pending = Some(PendingSample {
                 prior_delivered: p.delivered,
                 is_app_limited: p.is_app_limited,
-                send_elapsed: p.sent_time.saturating_duration_since(p.first_sent_time),
-                ack_elapsed: now.saturating_duration_since(p.delivered_time),
+                first_sent_time: p.first_sent_time,
+                acked_at: now,
+                prior_delivered_time: p.delivered_time,
                 newest_sent_time: p.sent_time,
             });
             self.first_sent_time = Some(p.sent_time);
@@ -164,7 +182,7 @@ impl DeliveryRateEstimator {
         let rs = self.pending.take()?;
         // Draft §3.3: "rs.interval = max(rs.send_elapsed, rs.ack_elapsed)": the slower of the send and ack
         // rates bounds the delivery rate (protects against ACK compression and against send bursts).
-        let interval = rs.send_elapsed.max(rs.ack_elapsed);
+        let interval = rs.send_elapsed().max(rs.ack_elapsed());
         let delivered = self.delivered.saturating_sub(rs.prior_delivered);
         // Draft §3.3: "if (rs.interval < MinRTT(tp)) ... return false /* no reliable sample */".
         if min_rtt.is_some_and(|m| interval < m) || interval.is_zero() {

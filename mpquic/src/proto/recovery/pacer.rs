@@ -174,9 +174,12 @@ impl Pacer {
 
     /// The tokens at `now` at `rate`, at most `capacity` (byte-nanoseconds).
     fn refilled_to(&self, now: Instant, rate: u64, capacity: u128) -> u128 {
-        let elapsed = self
-            .last
-            .map_or(Duration::ZERO, |l| now.saturating_duration_since(l));
+        // Most questions come at the instant of the last packet (the polls after it): no elapsed time to
+        // compute then.
+        let elapsed = match self.last {
+            Some(l) if l != now => now.saturating_duration_since(l),
+            _ => Duration::ZERO,
+        };
         // Below 2^32 s (136 years) the elapsed nanoseconds fit in 64 bits, and a 64 × 64-bit product cannot
         // overflow 128 bits: one widening multiplication gives what the saturating 128-bit one gives.
         let add = if elapsed.as_secs() < 1 << 32 {
