@@ -43,10 +43,10 @@ pub struct PacketDeliveryState {
 }
 
 /// The sample being built from the packets of one acknowledgement (the draft's `rs` before generation).
-#[derive(Clone, Copy, Debug)]
 ///
 /// The elapsed times are kept as their end points and computed once, when the sample is generated: most
 /// packets of an acknowledgement replace the pending sample before that.
+#[derive(Clone, Copy, Debug)]
 struct PendingSample {
     prior_delivered: u64,
     is_app_limited: bool,

@@ -139,7 +139,7 @@ impl<T> ReorderBuffer<T> {
 
     /// Gives up every gap whose hold has ended at `now`; appends the released packets to `out`.
     pub fn expire(&mut self, now: Instant, out: &mut Vec<T>) {
-        // Asked in every pass of the tunnel, mostly with nothing held.
+        // Asked in every pass of the tunnel: with nothing held there is no deadline to compute.
         if self.held.is_empty() {
             return;
         }
