@@ -13,6 +13,7 @@
 //! **Decision reuse** ([`crate::Scheduler::reuses_decisions`]): not offered. Every decision moves credit between
 //! the paths (smooth weighted round-robin): the answer rotates by design.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::params::Params;
@@ -38,21 +39,10 @@ impl Weighted {
 
     /// Weights per path; unlisted paths weigh `default_weight`. Weights above [`MAX_WEIGHT`] are clamped.
     pub fn new(weights: &[(PathId, u64)], default_weight: u64) -> Self {
-        // A later entry for the same path replaces an earlier one, as a map's insertion would.
-        let mut sorted: Vec<(PathId, u64)> = Vec::with_capacity(weights.len());
-        for &(p, w) in weights {
-            let w = w.min(MAX_WEIGHT);
-            match sorted.binary_search_by_key(&p, |e| e.0) {
-                Ok(i) => {
-                    if let Some(e) = sorted.get_mut(i) {
-                        e.1 = w;
-                    }
-                }
-                Err(i) => sorted.insert(i, (p, w)),
-            }
-        }
+        // Sorted by path ID, a later entry for the same path replacing an earlier one.
+        let sorted: BTreeMap<PathId, u64> = weights.iter().map(|&(p, w)| (p, w.min(MAX_WEIGHT))).collect();
         Weighted {
-            weights: sorted,
+            weights: sorted.into_iter().collect(),
             default_weight: default_weight.min(MAX_WEIGHT),
             credit: Vec::new(),
         }

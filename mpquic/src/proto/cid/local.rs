@@ -539,20 +539,19 @@ impl LocalCids {
             .flat_map(|s| s.active.iter().map(|(seq, (cid, _))| (*seq, *cid)))
     }
 
-    /// Whether a frame waits ([`Self::next_pending`] is `Some`): asked for every packet built, so the empty
-    /// case is one inlined test.
-    #[inline]
-    pub fn has_pending(&self) -> bool {
-        !self.pending.is_empty() && self.next_pending().is_some()
-    }
-
     /// The frame waiting to be sent first, if any (call [`Self::on_sent`] once it is in a packet).
+    #[inline]
     pub fn next_pending(&self) -> Option<IssuedCid> {
-        // The length check first: this runs for every packet built, and `first` walks the tree to its
-        // leftmost leaf even when the set is empty.
+        // The length check first, inlined at the caller: this is asked for every packet built, and `first`
+        // walks the tree to its leftmost leaf even when the set is empty.
         if self.pending.is_empty() {
             return None;
         }
+        self.first_pending()
+    }
+
+    /// [`Self::next_pending`] with frames pending.
+    fn first_pending(&self) -> Option<IssuedCid> {
         let &(path, seq) = self.pending.first()?;
         self.issued(path, seq)
     }

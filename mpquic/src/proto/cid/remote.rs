@@ -301,20 +301,19 @@ impl RemoteCids {
             .filter_map(|s| s.active.first_key_value().and_then(|(_, (_, t))| *t))
     }
 
-    /// Whether a RETIRE frame waits ([`Self::next_retire`] is `Some`): asked for every packet built, so the
-    /// empty case is one inlined test.
-    #[inline]
-    pub fn has_retire(&self) -> bool {
-        !self.retiring.is_empty() && self.next_retire().is_some()
-    }
-
     /// The first RETIRE frame waiting to be sent (call [`Self::on_retire_sent`] once it is in a packet).
+    #[inline]
     pub fn next_retire(&self) -> Option<RetireConnectionId> {
-        // The length check first: this runs for every packet built, and an iterator over the map walks the
-        // tree to both ends even when it is empty.
+        // The length check first, inlined at the caller: this is asked for every packet built, and an
+        // iterator over the map walks the tree to both ends even when it is empty.
         if self.retiring.is_empty() {
             return None;
         }
+        self.first_retire()
+    }
+
+    /// [`Self::next_retire`] with retirements recorded.
+    fn first_retire(&self) -> Option<RetireConnectionId> {
         self.retiring
             .iter()
             .find(|(_, st)| **st == RetireState::Queued)

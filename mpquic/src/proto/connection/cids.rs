@@ -160,6 +160,6 @@ impl Connection {
 
     /// Whether CID frames wait to be sent.
     pub(super) fn has_cid_frames(&self) -> bool {
-        self.paths.local_cids.has_pending() || self.paths.remote_cids.has_retire()
+        self.paths.local_cids.next_pending().is_some() || self.paths.remote_cids.next_retire().is_some()
     }
 }
