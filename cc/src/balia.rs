@@ -281,6 +281,11 @@ impl CongestionController for Balia {
         self.paths.get(path).and_then(RenoWindow::pacing_rate)
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(RenoWindow::state)
+    }
+
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         let w = self.paths.get(path)?;
         let (alpha, x_rate) = self.alpha_and_rate(path);

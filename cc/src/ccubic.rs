@@ -178,7 +178,12 @@ pub fn cubic_response_coefficient(c: f64, beta: f64) -> f64 {
 /// `w_cubic_packets` packets at `rtt_secs` seconds (`k` from [`cubic_response_coefficient`]). 0 for non-positive
 /// inputs.
 pub fn virtual_reno_packets(w_cubic_packets: f64, rtt_secs: f64, c: f64, beta: f64) -> f64 {
-    let k = cubic_response_coefficient(c, beta);
+    virtual_reno_packets_with(w_cubic_packets, rtt_secs, cubic_response_coefficient(c, beta))
+}
+
+/// [`virtual_reno_packets`] with the coefficient `k` computed beforehand (it depends on the configuration
+/// only, and the controller evaluates this at every acknowledgement).
+fn virtual_reno_packets_with(w_cubic_packets: f64, rtt_secs: f64, k: f64) -> f64 {
     if w_cubic_packets.is_nan()
         || w_cubic_packets <= 0.0
         || rtt_secs.is_nan()
@@ -193,11 +198,16 @@ pub fn virtual_reno_packets(w_cubic_packets: f64, rtt_secs: f64, c: f64, beta: f
 }
 
 /// LIA's α (RFC 6356 §3, Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
-/// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined.
-fn lia_alpha(paths: impl Iterator<Item = (f64, f64)>) -> (f64, f64, usize) {
-    let samples: Vec<lia::PathSample> = paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt }).collect();
-    let alpha = lia::alpha(&samples).filter(|a| *a > 0.0).unwrap_or(1.0);
-    (alpha, lia::cwnd_total(&samples), samples.len())
+/// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined. `samples` is scratch space, kept by the
+/// caller for its allocation (this runs twice per acknowledgement).
+fn lia_alpha(
+    samples: &mut Vec<lia::PathSample>,
+    paths: impl Iterator<Item = (f64, f64)>,
+) -> (f64, f64, usize) {
+    samples.clear();
+    samples.extend(paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt }));
+    let alpha = lia::alpha(samples).filter(|a| *a > 0.0).unwrap_or(1.0);
+    (alpha, lia::cwnd_total(samples), samples.len())
 }
 
 /// RFC 6356 per-packet increase in bytes ([`crate::lia::increase`]); NewReno's when the total is unusable.
@@ -223,6 +233,11 @@ struct PathState {
     w1: f64,
     /// The path's window in α2's set (virtual LIA window for CUBIC paths), bytes.
     w2: f64,
+    /// What [`CongestionController::window`] answers, computed after every change of the controller's
+    /// state (the connection asks several times per packet).
+    window: u64,
+    /// What [`CongestionController::pacing_rate`] answers, computed with `window`.
+    pacing_rate: Option<u64>,
 }
 
 impl PathState {
@@ -251,6 +266,28 @@ impl PathState {
     fn max_rate(&self) -> u64 {
         self.rate_cur.max(self.rate_prev)
     }
+
+    /// The window in use: the CUBIC window scaled by `scale` on a large-BDP path (within the window's
+    /// bounds), the path's own window otherwise.
+    fn actual_cwnd(&self, scale: f64) -> f64 {
+        let cwnd = self.cubic.cwnd();
+        if self.large_bdp && scale != 1.0 {
+            let w = self.cubic.reno();
+            (cwnd * scale).max(w.min_window()).min(w.max_window())
+        } else {
+            cwnd
+        }
+    }
+
+    /// Recomputes the answers of `window` and `pacing_rate` from the path's state and `scale`.
+    fn refresh(&mut self, scale: f64) {
+        self.window = if self.large_bdp && scale != 1.0 {
+            self.actual_cwnd(scale) as u64
+        } else {
+            self.cubic.window()
+        };
+        self.pacing_rate = self.cubic.pacing_rate_for(self.actual_cwnd(scale));
+    }
 }
 
 /// Coupled CUBIC over all paths of a connection.
@@ -266,6 +303,10 @@ pub struct CCubic {
     scale: f64,
     /// Paths in α (those with an RTT sample).
     n_alpha: usize,
+    /// Scratch space for the α computations, kept for its allocation.
+    samples: Vec<lia::PathSample>,
+    /// [`cubic_response_coefficient`] of the configuration's `C` and `β`.
+    k: f64,
 }
 
 impl CCubic {
@@ -280,6 +321,8 @@ impl CCubic {
             sum2: 0.0,
             scale: 1.0,
             n_alpha: 0,
+            samples: Vec::new(),
+            k: cubic_response_coefficient(config.cubic.c, config.cubic.beta),
         }
     }
 
@@ -315,29 +358,26 @@ impl CCubic {
     }
 
     fn actual_cwnd(&self, ps: &PathState) -> f64 {
-        let cwnd = ps.cubic.cwnd();
-        if ps.large_bdp && self.scale != 1.0 {
-            let w = ps.cubic.reno();
-            (cwnd * self.scale).max(w.min_window()).min(w.max_window())
-        } else {
-            cwnd
-        }
+        ps.actual_cwnd(self.scale)
     }
 
-    /// Recomputes the virtual windows, α1, α2, the sums and the scale from every path's state.
+    /// Recomputes the virtual windows, α1, α2, the sums and the scale from every path's state, and each
+    /// path's window and pacing rate. Every change of the controller's state that can move them ends here,
+    /// so the answers of `window` and `pacing_rate` are always those of the current state.
     fn recompute(&mut self) {
-        let (c, beta) = (self.config.cubic.c, self.config.cubic.beta);
+        let k = self.k;
         for (_, ps) in self.paths.iter_mut() {
             ps.w1 = match ps.srtt {
                 Some(rtt) if ps.large_bdp => {
                     let mss = ps.mss();
-                    virtual_reno_packets(ps.cubic.cwnd() / mss, rtt.max(MIN_RTT_SECS), c, beta) * mss
+                    virtual_reno_packets_with(ps.cubic.cwnd() / mss, rtt.max(MIN_RTT_SECS), k) * mss
                 }
                 _ => ps.cubic.cwnd(),
             };
         }
         let rtt_of = |ps: &PathState| ps.srtt.map(|r| r.max(MIN_RTT_SECS));
         let (a1, s1, n) = lia_alpha(
+            &mut self.samples,
             self.paths
                 .values()
                 .filter_map(|ps| rtt_of(ps).map(|r| (ps.w1, r))),
@@ -361,12 +401,16 @@ impl CCubic {
             ps.w2 = if ps.large_bdp { ps.w1 * scale } else { ps.w1 };
         }
         let (a2, s2, _) = lia_alpha(
+            &mut self.samples,
             self.paths
                 .values()
                 .filter_map(|ps| rtt_of(ps).map(|r| (ps.w2, r))),
         );
         self.alpha2 = if n <= 1 { 1.0 } else { a2 };
         self.sum2 = s2;
+        for (_, ps) in self.paths.iter_mut() {
+            ps.refresh(scale);
+        }
     }
 
     /// Re-evaluates the classification of `path` (module documentation) and switches its mode if needed.
@@ -428,6 +472,8 @@ impl CongestionController for CCubic {
                 bdp_packets: packets,
                 w1: 0.0,
                 w2: 0.0,
+                window: 0,
+                pacing_rate: None,
             },
         );
         self.recompute();
@@ -447,6 +493,8 @@ impl CongestionController for CCubic {
 
     fn on_packet_sent(&mut self, ev: &SentEvent) {
         if let Some(ps) = self.paths.get_mut(ev.path) {
+            // Bytes in flight enter neither the window nor the pacing rate: the stored answers stay right
+            // (the test `stored_window_and_pacing_rate_follow_every_event` checks it).
             ps.cubic.on_packet_sent(ev);
         }
     }
@@ -500,19 +548,16 @@ impl CongestionController for CCubic {
     }
 
     fn window(&self, path: PathId) -> u64 {
-        self.paths.get(path).map_or(0, |ps| {
-            if ps.large_bdp && self.scale != 1.0 {
-                self.actual_cwnd(ps) as u64
-            } else {
-                ps.cubic.window()
-            }
-        })
+        self.paths.get(path).map_or(0, |ps| ps.window)
     }
 
     fn pacing_rate(&self, path: PathId) -> Option<u64> {
-        self.paths
-            .get(path)
-            .and_then(|ps| ps.cubic.pacing_rate_for(self.actual_cwnd(ps)))
+        self.paths.get(path).and_then(|ps| ps.pacing_rate)
+    }
+
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(|ps| ps.cubic.reno().state())
     }
 
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
@@ -790,6 +835,111 @@ mod tests {
                 }
                 assert_eq!(ccs[0].window(PathId(99)), 0);
             });
+        }
+    }
+
+    /// A Coupled CUBIC whose `window` and `pacing_rate` check the stored answers against the formula applied
+    /// to the state at the moment of the call (the way they were computed before answers were stored).
+    #[derive(Debug)]
+    struct Recomputing(CCubic);
+
+    impl Recomputing {
+        fn fresh(&self, path: PathId) -> (u64, Option<u64>) {
+            let cc = &self.0;
+            cc.paths.get(path).map_or((0, None), |ps| {
+                let actual = if ps.large_bdp && cc.scale != 1.0 {
+                    let w = ps.cubic.reno();
+                    (ps.cubic.cwnd() * cc.scale)
+                        .max(w.min_window())
+                        .min(w.max_window())
+                } else {
+                    ps.cubic.cwnd()
+                };
+                let window = if ps.large_bdp && cc.scale != 1.0 {
+                    actual as u64
+                } else {
+                    ps.cubic.window()
+                };
+                (window, ps.cubic.pacing_rate_for(actual))
+            })
+        }
+    }
+
+    impl CongestionController for Recomputing {
+        fn name(&self) -> &'static str {
+            self.0.name()
+        }
+        fn on_path_added(&mut self, path: PathId, now: Instant, mds: u16) {
+            self.0.on_path_added(path, now, mds)
+        }
+        fn on_path_removed(&mut self, path: PathId) {
+            self.0.on_path_removed(path)
+        }
+        fn on_max_datagram_size(&mut self, path: PathId, mds: u16) {
+            self.0.on_max_datagram_size(path, mds)
+        }
+        fn on_packet_sent(&mut self, ev: &SentEvent) {
+            self.0.on_packet_sent(ev)
+        }
+        fn on_ack(&mut self, ev: &AckEvent<'_>) {
+            self.0.on_ack(ev)
+        }
+        fn on_congestion(&mut self, ev: &CongestionEvent) {
+            self.0.on_congestion(ev)
+        }
+        fn window(&self, path: PathId) -> u64 {
+            let w = self.0.window(path);
+            assert_eq!(w, self.fresh(path).0, "stored window of {path:?}");
+            w
+        }
+        fn pacing_rate(&self, path: PathId) -> Option<u64> {
+            let r = self.0.pacing_rate(path);
+            assert_eq!(r, self.fresh(path).1, "stored pacing rate of {path:?}");
+            r
+        }
+        fn metrics(&self, path: PathId) -> Option<CcMetrics> {
+            self.0.metrics(path)
+        }
+    }
+
+    #[test]
+    fn stored_window_and_pacing_rate_follow_every_event() {
+        let default = CCubicConfig::default();
+        for config in [
+            default,
+            CCubicConfig {
+                variant: Variant::A2,
+                large_bdp_packets: 50,
+                ..default
+            },
+            CCubicConfig {
+                classify: Classify::Cubic,
+                ..default
+            },
+        ] {
+            let spec = format!("{config:?}");
+            let mut cc = Recomputing(CCubic::new(config));
+            let mut dummy: Box<dyn CongestionController> = Box::new(Uncoupled::new(NewRenoConfig::default()));
+            let mut scaled = 0;
+            random_events(&mut [&mut cc, &mut dummy], &[0, 1, 2], 10_000, |ccs, _| {
+                for p in [0, 1, 2, 99] {
+                    ccs[0].window(PathId(p));
+                    ccs[0].pacing_rate(PathId(p));
+                }
+                scaled += usize::from(
+                    ccs[0]
+                        .metrics(PathId(0))
+                        .is_some_and(|m| m.extras.iter().any(|e| e.name == "cubic_scale" && e.value != 1.0)),
+                );
+            });
+            // The scaled branch (a large-BDP path with α1 < 1) was taken, not only the plain one.
+            assert!(scaled > 0, "{spec}: the scale never left 1");
+            cc.on_max_datagram_size(PathId(1), 1400);
+            cc.on_path_removed(PathId(2));
+            for p in [0, 1, 2] {
+                cc.window(PathId(p));
+                cc.pacing_rate(PathId(p));
+            }
         }
     }
 

@@ -322,6 +322,11 @@ impl CongestionController for CmpBbr {
         self.paths.get(path).and_then(|p| p.bbr.pacing_rate())
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(|p| PathController::state(&p.bbr))
+    }
+
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         self.paths.get(path).map(|p| {
             p.bbr.metrics_with(vec![

@@ -61,10 +61,15 @@ fn usable(p: &PathSample) -> bool {
 /// a non-finite or negative window or a non-positive RTT are ignored. `None` when no usable sample has a
 /// positive window.
 pub fn alpha(paths: &[PathSample]) -> Option<f64> {
+    alpha_of(paths.iter())
+}
+
+/// [`alpha`] over the samples `paths` yields (twice), for callers that do not hold them in a slice.
+fn alpha_of<'a>(paths: impl Iterator<Item = &'a PathSample> + Clone) -> Option<f64> {
     let mut best: Option<PathSample> = None;
     let mut best_ratio = 0.0;
     let mut total = 0.0;
-    for p in paths.iter().filter(|p| usable(p)) {
+    for p in paths.clone().filter(|p| usable(p)) {
         total += p.cwnd;
         let ratio = p.cwnd / (p.rtt * p.rtt);
         if ratio > best_ratio {
@@ -74,7 +79,6 @@ pub fn alpha(paths: &[PathSample]) -> Option<f64> {
     }
     let best = best?;
     let denominator: f64 = paths
-        .iter()
         .filter(|p| usable(p))
         .map(|p| best.rtt * p.cwnd / p.rtt)
         .sum();
@@ -144,11 +148,37 @@ impl LiaPath {
     }
 }
 
+/// Replaces `out` by the samples of every path of `paths` with an RTT sample (in path order), with the RTT
+/// of `over.0` replaced by `over.1`.
+fn fill_samples(
+    paths: &PathMap<LiaPath>,
+    over: Option<(PathId, Duration)>,
+    out: &mut Vec<(PathId, PathSample)>,
+) {
+    out.clear();
+    out.extend(paths.iter().filter_map(|(id, p)| {
+        let rtt = match over {
+            Some((path, rtt)) if path == id => Some(rtt),
+            _ => p.window.srtt(),
+        };
+        let rtt = rtt_secs(rtt)?;
+        Some((
+            id,
+            PathSample {
+                cwnd: p.effective_cwnd(),
+                rtt,
+            },
+        ))
+    }));
+}
+
 /// LIA (RFC 6356): see the module documentation.
 #[derive(Clone, Debug)]
 pub struct Lia {
     config: LiaConfig,
     paths: PathMap<LiaPath>,
+    /// Scratch space for the samples of an acknowledgement, kept for its allocation.
+    scratch: Vec<(PathId, PathSample)>,
 }
 
 impl Lia {
@@ -157,6 +187,7 @@ impl Lia {
         Lia {
             config,
             paths: PathMap::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -167,23 +198,9 @@ impl Lia {
 
     /// The samples of every path with an RTT sample, with the RTT of `over.0` replaced by `over.1`.
     fn samples(&self, over: Option<(PathId, Duration)>) -> Vec<(PathId, PathSample)> {
-        self.paths
-            .iter()
-            .filter_map(|(id, p)| {
-                let rtt = match over {
-                    Some((path, rtt)) if path == id => Some(rtt),
-                    _ => p.window.srtt(),
-                };
-                let rtt = rtt_secs(rtt)?;
-                Some((
-                    id,
-                    PathSample {
-                        cwnd: p.effective_cwnd(),
-                        rtt,
-                    },
-                ))
-            })
-            .collect()
+        let mut samples = Vec::new();
+        fill_samples(&self.paths, over, &mut samples);
+        samples
     }
 
     /// α and `cwnd_total` as they stand (for metrics).
@@ -242,17 +259,17 @@ impl CongestionController for Lia {
             if let Some(p) = self.paths.get_mut(ev.path) {
                 p.app_limited = ev.app_limited;
             }
-            let with_ids = self.samples(Some((ev.path, ev.rtt.smoothed)));
-            let samples: Vec<PathSample> = with_ids.iter().map(|(_, s)| *s).collect();
-            // Σ over the other paths; the acknowledged path's own (growing) window is added per packet.
-            let others = cwnd_total(
-                &with_ids
-                    .iter()
-                    .filter(|(id, _)| *id != ev.path)
-                    .map(|(_, s)| *s)
-                    .collect::<Vec<_>>(),
-            );
-            coupled = alpha(&samples).map(|a| (a, others));
+            let mut with_ids = std::mem::take(&mut self.scratch);
+            fill_samples(&self.paths, Some((ev.path, ev.rtt.smoothed)), &mut with_ids);
+            // Σ over the other paths (`cwnd_total` of theirs); the acknowledged path's own (growing) window is
+            // added per packet.
+            let others: f64 = with_ids
+                .iter()
+                .filter(|(id, s)| *id != ev.path && usable(s))
+                .map(|(_, s)| s.cwnd)
+                .sum();
+            coupled = alpha_of(with_ids.iter().map(|(_, s)| s)).map(|a| (a, others));
+            self.scratch = with_ids;
         }
         let Some(p) = self.paths.get_mut(ev.path) else {
             return;
@@ -285,6 +302,11 @@ impl CongestionController for Lia {
 
     fn pacing_rate(&self, path: PathId) -> Option<u64> {
         self.paths.get(path).and_then(|p| p.window.pacing_rate())
+    }
+
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(|p| p.window.state())
     }
 
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {

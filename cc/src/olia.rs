@@ -356,6 +356,11 @@ impl CongestionController for Olia {
         self.paths.get(path).and_then(|p| p.window.pacing_rate())
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(|p| p.window.state())
+    }
+
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         let p = self.paths.get(path)?;
         let role = self.role(path, None);

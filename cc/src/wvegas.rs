@@ -265,6 +265,11 @@ impl CongestionController for Wvegas {
         self.paths.get(path).and_then(|p| p.vegas.reno().pacing_rate())
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path).map(|p| p.vegas.reno().state())
+    }
+
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         let p = self.paths.get(path)?;
         Some(p.vegas.metrics(&[

@@ -200,6 +200,8 @@ pub struct Engine {
     topology: Topology,
     clock: Clock,
     now: SimTime,
+    /// `now` as the connections' clock reads it (`clock.instant(now)`), kept beside it: every step needs it.
+    now_instant: Instant,
     end: SimTime,
     queue: EventQueue<Event>,
     network: Network,
@@ -219,6 +221,11 @@ pub struct Engine {
     /// The same timers ordered by time (then flow), so that the earliest is found without a scan: a run
     /// with a thousand flows would otherwise spend most of its time looking for it.
     timer_order: BTreeSet<(Instant, usize)>,
+    /// The earliest of `timer_order` and its simulated time, as last computed by [`Engine::next_timer`]:
+    /// the loop asks for it at every step, and the earliest timer changes far less often.
+    next_timer_cache: Option<(Instant, SimTime)>,
+    /// Scratch list of the flows whose timers are due, kept for its allocation.
+    due: Vec<usize>,
 }
 
 /// Most buffers kept in the pool.
@@ -455,10 +462,12 @@ impl Engine {
         if let Some(t) = recorder.next_due() {
             queue.push(t, Event::Sample);
         }
+        let clock = Clock::new();
         Ok(Engine {
             scenario,
             topology,
-            clock: Clock::new(),
+            now_instant: clock.instant(SimTime::ZERO),
+            clock,
             now: SimTime::ZERO,
             end,
             queue,
@@ -472,6 +481,8 @@ impl Engine {
             pool: Vec::new(),
             timers: vec![None; scenario_flows],
             timer_order: BTreeSet::new(),
+            next_timer_cache: None,
+            due: Vec::new(),
         })
     }
 
@@ -526,7 +537,7 @@ impl Engine {
         flow: usize,
         path: usize,
     ) -> Result<Option<Result<(), mpquic::proto::connection::ClosePathError>>, EngineError> {
-        let now = self.clock.instant(self.now);
+        let now = self.now_instant;
         let result = self.flows.get_mut(flow).and_then(|f| f.close_path_now(now, path));
         if result.is_some() {
             self.service(flow)?;
@@ -549,15 +560,19 @@ impl Engine {
     }
 
     /// The earliest connection timer, as simulated time rounded up so that the timer has expired then.
-    fn next_timer(&self) -> Option<SimTime> {
-        self.timer_order.first().map(|&(i, _)| {
-            let t = self.clock.sim_time(i);
-            if self.clock.instant(t) < i {
-                t.saturating_add_nanos(1)
-            } else {
-                t
+    fn next_timer(&mut self) -> Option<SimTime> {
+        let &(i, _) = self.timer_order.first()?;
+        if let Some((cached, t)) = self.next_timer_cache {
+            if cached == i {
+                return Some(t);
             }
-        })
+        }
+        let mut t = self.clock.sim_time(i);
+        if self.clock.instant(t) < i {
+            t = t.saturating_add_nanos(1);
+        }
+        self.next_timer_cache = Some((i, t));
+        Some(t)
     }
 
     /// Advances the simulation to `limit` (or the end of the scenario, whichever is first).
@@ -578,7 +593,7 @@ impl Engine {
                 break;
             }
             if t > self.now {
-                self.now = t;
+                self.set_now(t);
                 idle_steps = 0;
             } else {
                 idle_steps = idle_steps.saturating_add(1);
@@ -593,32 +608,41 @@ impl Engine {
                 self.process(event)?;
             }
         }
-        self.now = self.now.max(limit);
+        self.set_now(self.now.max(limit));
         Ok(())
+    }
+
+    /// Moves the simulated clock to `t`.
+    fn set_now(&mut self, t: SimTime) {
+        self.now = t;
+        self.now_instant = self.clock.instant(t);
     }
 
     /// Fires the timers due now, flow by flow in index order.
     fn fire_timers(&mut self) -> Result<(), EngineError> {
-        let now = self.clock.instant(self.now);
-        let mut due: Vec<usize> = self
-            .timer_order
-            .iter()
-            .take_while(|&&(t, _)| t <= now)
-            .map(|&(_, f)| f)
-            .collect();
+        let now = self.now_instant;
+        let mut due = std::mem::take(&mut self.due);
+        due.extend(
+            self.timer_order
+                .iter()
+                .take_while(|&&(t, _)| t <= now)
+                .map(|&(_, f)| f),
+        );
         due.sort_unstable();
-        for f in due {
+        for &f in &due {
             if let Some(flow) = self.flows.get_mut(f) {
                 flow.handle_timeouts(now);
             }
             self.stats.timeouts = self.stats.timeouts.saturating_add(1);
             self.service(f)?;
         }
+        due.clear();
+        self.due = due;
         Ok(())
     }
 
     fn process(&mut self, event: Event) -> Result<(), EngineError> {
-        let now = self.clock.instant(self.now);
+        let now = self.now_instant;
         match event {
             Event::Arrive(packet) => self.arrive(packet)?,
             Event::FlowStart(f) => {
@@ -722,7 +746,7 @@ impl Engine {
                 t.from.add(packet.data.len());
             }
         }
-        let now = self.clock.instant(self.now);
+        let now = self.now_instant;
         if let Some(flow) = self.flows.get_mut(f) {
             flow.handle_datagram(now, to_server, packet.src, packet.dst, &mut packet.data);
         }
@@ -768,7 +792,7 @@ impl Engine {
 
     /// Runs flow `f`'s application and sends what its connections produced.
     fn service(&mut self, f: usize) -> Result<(), EngineError> {
-        let now = self.clock.instant(self.now);
+        let now = self.now_instant;
         let mut out = std::mem::take(&mut self.out);
         if let Some(flow) = self.flows.get_mut(f) {
             flow.service(self.now, now, &mut out, &mut self.pool)?;
