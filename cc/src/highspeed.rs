@@ -198,6 +198,11 @@ impl PathController for HighSpeed {
         self.window.pacing_rate()
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self) -> &'static str {
+        self.window.state()
+    }
+
     fn metrics(&self) -> CcMetrics {
         let (a, b) = self.config.a_b(self.window.cwnd_packets());
         self.window.metrics(vec![

@@ -147,6 +147,11 @@ impl PathController for Scalable {
         self.window.pacing_rate()
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self) -> &'static str {
+        self.window.state()
+    }
+
     fn metrics(&self) -> CcMetrics {
         self.window.metrics(vec![Metric {
             name: "cwnd_packets",

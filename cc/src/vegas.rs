@@ -468,6 +468,11 @@ impl PathController for Vegas {
         self.path.reno().pacing_rate()
     }
 
+    /// The state without building the metrics (they allocate their extras): read after every acknowledgement.
+    fn state(&self) -> &'static str {
+        self.path.reno().state()
+    }
+
     fn metrics(&self) -> CcMetrics {
         self.path.metrics(&[])
     }
