@@ -198,16 +198,12 @@ fn virtual_reno_packets_with(w_cubic_packets: f64, rtt_secs: f64, k: f64) -> f64
 }
 
 /// LIA's α (RFC 6356 §3, Eq. 1) over `(window, rtt)` pairs, computed by [`crate::lia::alpha`].
-/// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined. `samples` is scratch space, kept by the
-/// caller for its allocation (this runs twice per acknowledgement).
-fn lia_alpha(
-    samples: &mut Vec<lia::PathSample>,
-    paths: impl Iterator<Item = (f64, f64)>,
-) -> (f64, f64, usize) {
-    samples.clear();
-    samples.extend(paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt }));
-    let alpha = lia::alpha(samples).filter(|a| *a > 0.0).unwrap_or(1.0);
-    (alpha, lia::cwnd_total(samples), samples.len())
+/// Returns `(α, Σw, number of pairs)`; α is 1 when it is undefined. The pairs are walked, not collected (this
+/// runs twice per acknowledgement).
+fn lia_alpha(paths: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64, usize) {
+    let samples = paths.map(|(cwnd, rtt)| lia::PathSample { cwnd, rtt });
+    let alpha = lia::alpha_of(samples.clone()).filter(|a| *a > 0.0).unwrap_or(1.0);
+    (alpha, lia::cwnd_total_of(samples.clone()), samples.count())
 }
 
 /// RFC 6356 per-packet increase in bytes ([`crate::lia::increase`]); NewReno's when the total is unusable.
@@ -281,12 +277,13 @@ impl PathState {
 
     /// Recomputes the answers of `window` and `pacing_rate` from the path's state and `scale`.
     fn refresh(&mut self, scale: f64) {
+        let actual = self.actual_cwnd(scale);
         self.window = if self.large_bdp && scale != 1.0 {
-            self.actual_cwnd(scale) as u64
+            actual as u64
         } else {
             self.cubic.window()
         };
-        self.pacing_rate = self.cubic.pacing_rate_for(self.actual_cwnd(scale));
+        self.pacing_rate = self.cubic.pacing_rate_for(actual);
     }
 }
 
@@ -303,8 +300,6 @@ pub struct CCubic {
     scale: f64,
     /// Paths in α (those with an RTT sample).
     n_alpha: usize,
-    /// Scratch space for the α computations, kept for its allocation.
-    samples: Vec<lia::PathSample>,
     /// [`cubic_response_coefficient`] of the configuration's `C` and `β`.
     k: f64,
 }
@@ -321,7 +316,6 @@ impl CCubic {
             sum2: 0.0,
             scale: 1.0,
             n_alpha: 0,
-            samples: Vec::new(),
             k: cubic_response_coefficient(config.cubic.c, config.cubic.beta),
         }
     }
@@ -357,10 +351,6 @@ impl CCubic {
         self.paths.get(path).map(|p| &p.cubic)
     }
 
-    fn actual_cwnd(&self, ps: &PathState) -> f64 {
-        ps.actual_cwnd(self.scale)
-    }
-
     /// Recomputes the virtual windows, α1, α2, the sums and the scale from every path's state, and each
     /// path's window and pacing rate. Every change of the controller's state that can move them ends here,
     /// so the answers of `window` and `pacing_rate` are always those of the current state.
@@ -377,7 +367,6 @@ impl CCubic {
         }
         let rtt_of = |ps: &PathState| ps.srtt.map(|r| r.max(MIN_RTT_SECS));
         let (a1, s1, n) = lia_alpha(
-            &mut self.samples,
             self.paths
                 .values()
                 .filter_map(|ps| rtt_of(ps).map(|r| (ps.w1, r))),
@@ -401,7 +390,6 @@ impl CCubic {
             ps.w2 = if ps.large_bdp { ps.w1 * scale } else { ps.w1 };
         }
         let (a2, s2, _) = lia_alpha(
-            &mut self.samples,
             self.paths
                 .values()
                 .filter_map(|ps| rtt_of(ps).map(|r| (ps.w2, r))),
@@ -417,7 +405,7 @@ impl CCubic {
     fn classify(&mut self, path: PathId) {
         let threshold = self.config.large_bdp_packets as f64;
         let classify = self.config.classify;
-        let Some(actual) = self.paths.get(path).map(|ps| self.actual_cwnd(ps)) else {
+        let Some(actual) = self.paths.get(path).map(|ps| ps.actual_cwnd(self.scale)) else {
             return;
         };
         let Some(ps) = self.paths.get_mut(path) else {
@@ -564,7 +552,7 @@ impl CongestionController for CCubic {
         let ps = self.paths.get(path)?;
         let reno = ps.cubic.reno();
         let scale = if ps.large_bdp { self.scale } else { 1.0 };
-        let actual = self.actual_cwnd(ps);
+        let actual = ps.actual_cwnd(self.scale);
         let mut extras = vec![
             Metric {
                 name: "alpha1",

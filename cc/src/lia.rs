@@ -61,34 +61,37 @@ fn usable(p: &PathSample) -> bool {
 /// a non-finite or negative window or a non-positive RTT are ignored. `None` when no usable sample has a
 /// positive window.
 pub fn alpha(paths: &[PathSample]) -> Option<f64> {
-    alpha_of(paths.iter())
+    alpha_of(paths.iter().copied())
 }
 
-/// [`alpha`] over the samples `paths` yields (twice), for callers that do not hold them in a slice.
-fn alpha_of<'a>(paths: impl Iterator<Item = &'a PathSample> + Clone) -> Option<f64> {
+/// [`alpha`] over the samples `paths` yields (it is walked twice), for callers that do not hold them in a
+/// slice (the controllers compute it at every acknowledgement, without collecting the samples).
+pub(crate) fn alpha_of(paths: impl Iterator<Item = PathSample> + Clone) -> Option<f64> {
     let mut best: Option<PathSample> = None;
     let mut best_ratio = 0.0;
     let mut total = 0.0;
-    for p in paths.clone().filter(|p| usable(p)) {
+    for p in paths.clone().filter(usable) {
         total += p.cwnd;
         let ratio = p.cwnd / (p.rtt * p.rtt);
         if ratio > best_ratio {
             best_ratio = ratio;
-            best = Some(*p);
+            best = Some(p);
         }
     }
     let best = best?;
-    let denominator: f64 = paths
-        .filter(|p| usable(p))
-        .map(|p| best.rtt * p.cwnd / p.rtt)
-        .sum();
+    let denominator: f64 = paths.filter(usable).map(|p| best.rtt * p.cwnd / p.rtt).sum();
     let a = total * best.cwnd / (denominator * denominator);
     (a.is_finite() && a >= 0.0).then_some(a)
 }
 
 /// Sum of the usable samples' windows (`cwnd_total` of RFC 6356).
 pub fn cwnd_total(paths: &[PathSample]) -> f64 {
-    paths.iter().filter(|p| usable(p)).map(|p| p.cwnd).sum()
+    cwnd_total_of(paths.iter().copied())
+}
+
+/// [`cwnd_total`] over the samples `paths` yields.
+pub(crate) fn cwnd_total_of(paths: impl Iterator<Item = PathSample>) -> f64 {
+    paths.filter(usable).map(|p| p.cwnd).sum()
 }
 
 /// RFC 6356 §3 increase of path `r` in bytes for `bytes` newly acknowledged bytes:
@@ -148,37 +151,11 @@ impl LiaPath {
     }
 }
 
-/// Replaces `out` by the samples of every path of `paths` with an RTT sample (in path order), with the RTT
-/// of `over.0` replaced by `over.1`.
-fn fill_samples(
-    paths: &PathMap<LiaPath>,
-    over: Option<(PathId, Duration)>,
-    out: &mut Vec<(PathId, PathSample)>,
-) {
-    out.clear();
-    out.extend(paths.iter().filter_map(|(id, p)| {
-        let rtt = match over {
-            Some((path, rtt)) if path == id => Some(rtt),
-            _ => p.window.srtt(),
-        };
-        let rtt = rtt_secs(rtt)?;
-        Some((
-            id,
-            PathSample {
-                cwnd: p.effective_cwnd(),
-                rtt,
-            },
-        ))
-    }));
-}
-
 /// LIA (RFC 6356): see the module documentation.
 #[derive(Clone, Debug)]
 pub struct Lia {
     config: LiaConfig,
     paths: PathMap<LiaPath>,
-    /// Scratch space for the samples of an acknowledgement, kept for its allocation.
-    scratch: Vec<(PathId, PathSample)>,
 }
 
 impl Lia {
@@ -187,7 +164,6 @@ impl Lia {
         Lia {
             config,
             paths: PathMap::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -196,17 +172,32 @@ impl Lia {
         self.paths.get(path).map(|p| &p.window)
     }
 
-    /// The samples of every path with an RTT sample, with the RTT of `over.0` replaced by `over.1`.
-    fn samples(&self, over: Option<(PathId, Duration)>) -> Vec<(PathId, PathSample)> {
-        let mut samples = Vec::new();
-        fill_samples(&self.paths, over, &mut samples);
-        samples
+    /// The samples of every path with an RTT sample (in path order), with the RTT of `over.0` replaced by
+    /// `over.1`.
+    fn samples(
+        &self,
+        over: Option<(PathId, Duration)>,
+    ) -> impl Iterator<Item = (PathId, PathSample)> + Clone + '_ {
+        self.paths.iter().filter_map(move |(id, p)| {
+            let rtt = match over {
+                Some((path, rtt)) if path == id => Some(rtt),
+                _ => p.window.srtt(),
+            };
+            let rtt = rtt_secs(rtt)?;
+            Some((
+                id,
+                PathSample {
+                    cwnd: p.effective_cwnd(),
+                    rtt,
+                },
+            ))
+        })
     }
 
     /// α and `cwnd_total` as they stand (for metrics).
     fn current_alpha(&self) -> (Option<f64>, f64) {
-        let samples: Vec<PathSample> = self.samples(None).into_iter().map(|(_, s)| s).collect();
-        (alpha(&samples), cwnd_total(&samples))
+        let samples = self.samples(None).map(|(_, s)| s);
+        (alpha_of(samples.clone()), cwnd_total_of(samples))
     }
 
     /// RFC 9002 congestion response with decrease factor `beta` (0.5 for LIA itself); returns whether a new
@@ -259,17 +250,10 @@ impl CongestionController for Lia {
             if let Some(p) = self.paths.get_mut(ev.path) {
                 p.app_limited = ev.app_limited;
             }
-            let mut with_ids = std::mem::take(&mut self.scratch);
-            fill_samples(&self.paths, Some((ev.path, ev.rtt.smoothed)), &mut with_ids);
-            // Σ over the other paths (`cwnd_total` of theirs); the acknowledged path's own (growing) window is
-            // added per packet.
-            let others: f64 = with_ids
-                .iter()
-                .filter(|(id, s)| *id != ev.path && usable(s))
-                .map(|(_, s)| s.cwnd)
-                .sum();
-            coupled = alpha_of(with_ids.iter().map(|(_, s)| s)).map(|a| (a, others));
-            self.scratch = with_ids;
+            let samples = self.samples(Some((ev.path, ev.rtt.smoothed)));
+            // Σ over the other paths; the acknowledged path's own (growing) window is added per packet.
+            let others = cwnd_total_of(samples.clone().filter(|(id, _)| *id != ev.path).map(|(_, s)| s));
+            coupled = alpha_of(samples.map(|(_, s)| s)).map(|a| (a, others));
         }
         let Some(p) = self.paths.get_mut(ev.path) else {
             return;

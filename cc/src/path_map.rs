@@ -79,7 +79,7 @@ impl<T> PathMap<T> {
     }
 
     /// Paths and their state, in path-ID order.
-    pub fn iter(&self) -> impl Iterator<Item = (PathId, &T)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (PathId, &T)> + Clone + '_ {
         self.entries.iter().map(|(id, v)| (*id, v))
     }
 
@@ -89,7 +89,7 @@ impl<T> PathMap<T> {
     }
 
     /// The states, in path-ID order.
-    pub fn values(&self) -> impl Iterator<Item = &T> + '_ {
+    pub fn values(&self) -> impl Iterator<Item = &T> + Clone + '_ {
         self.entries.iter().map(|(_, v)| v)
     }
 }
