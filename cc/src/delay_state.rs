@@ -406,6 +406,13 @@ impl<B: RenoCoupled> CongestionController for DelayCoupled<B> {
         self.base.pacing_rate(path)
     }
 
+    /// The base's state, without building the metrics (they allocate their extras): read after every
+    /// acknowledgement.
+    fn state(&self, path: PathId) -> Option<&'static str> {
+        self.paths.get(path)?;
+        self.base.state(path)
+    }
+
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         let mut m = self.base.metrics(path)?;
         let p = self.paths.get(path)?;

@@ -84,37 +84,48 @@ fn usable(p: &OliaPath) -> bool {
 /// role (α = 0, in no set). `α_r = 1/(n·|B\M|)` for `r ∈ B\M`, `−1/(n·|M|)` for `r ∈ M` when `B\M ≠ ∅`,
 /// and 0 otherwise.
 pub fn roles(paths: &[OliaPath]) -> Vec<OliaRole> {
-    let ok: Vec<&OliaPath> = paths.iter().filter(|p| usable(p)).collect();
-    let n = ok.len() as f64;
-    let max_cwnd = ok.iter().map(|p| p.cwnd).fold(f64::NEG_INFINITY, f64::max);
+    (0..paths.len())
+        .map(|i| role_of(paths.iter().copied().enumerate(), &i))
+        .collect()
+}
+
+/// The role of the path keyed `target` among `paths` (key and path, in order), as [`roles`] gives it,
+/// without allocating: two walks over the paths (the connection asks on every acknowledgement).
+pub fn role_of<K: PartialEq>(paths: impl Iterator<Item = (K, OliaPath)> + Clone, target: &K) -> OliaRole {
     let quality = |p: &OliaPath| p.inter_loss / (p.rtt * p.rtt);
-    let best = ok.iter().map(|p| quality(p)).fold(f64::NEG_INFINITY, f64::max);
-    let mut out: Vec<OliaRole> = paths
-        .iter()
-        .map(|p| {
-            if usable(p) {
-                OliaRole {
-                    epsilon: 0.0,
-                    in_best: quality(p) == best,
-                    in_max: p.cwnd == max_cwnd,
-                }
-            } else {
-                OliaRole::default()
-            }
-        })
-        .collect();
-    let b_not_m = out.iter().filter(|r| r.in_best && !r.in_max).count() as f64;
-    let m = out.iter().filter(|r| r.in_max).count() as f64;
-    if b_not_m > 0.0 {
-        for r in &mut out {
-            if r.in_best && !r.in_max {
-                r.epsilon = 1.0 / (n * b_not_m);
-            } else if r.in_max {
-                r.epsilon = -1.0 / (n * m);
-            }
+    let (mut n, mut max_cwnd, mut best) = (0.0_f64, f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for (_, p) in paths.clone().filter(|(_, p)| usable(p)) {
+        n += 1.0;
+        max_cwnd = max_cwnd.max(p.cwnd);
+        best = best.max(quality(&p));
+    }
+    let role = |p: &OliaPath| OliaRole {
+        epsilon: 0.0,
+        in_best: quality(p) == best,
+        in_max: p.cwnd == max_cwnd,
+    };
+    let (mut b_not_m, mut m, mut mine) = (0.0_f64, 0.0_f64, None);
+    for (key, p) in paths {
+        let r = if usable(&p) { role(&p) } else { OliaRole::default() };
+        if r.in_best && !r.in_max {
+            b_not_m += 1.0;
+        }
+        if r.in_max {
+            m += 1.0;
+        }
+        if mine.is_none() && key == *target {
+            mine = Some(r);
         }
     }
-    out
+    let mut r = mine.unwrap_or_default();
+    if b_not_m > 0.0 {
+        if r.in_best && !r.in_max {
+            r.epsilon = 1.0 / (n * b_not_m);
+        } else if r.in_max {
+            r.epsilon = -1.0 / (n * m);
+        }
+    }
+    r
 }
 
 /// OLIA's increase of path `r` in bytes (negative for a decrease) for `bytes` acknowledged bytes:
@@ -123,15 +134,31 @@ pub fn roles(paths: &[OliaPath]) -> Vec<OliaRole> {
 /// `others` are the other paths (windows in bytes, RTTs in seconds); unusable ones are skipped. Returns 0
 /// for degenerate inputs (non-positive window or RTT).
 pub fn increase(bytes: f64, mss: f64, cwnd_r: f64, rtt_r: f64, others: &[PathSample], epsilon: f64) -> f64 {
+    increase_with(
+        bytes,
+        mss,
+        cwnd_r,
+        rtt_r,
+        others_term(rtt_r, others.iter().copied()),
+        epsilon,
+    )
+}
+
+/// `Σ_{p≠r} cwnd_p · rtt_r/rtt_p` over `others`, skipping unusable ones: the part of [`increase`]'s
+/// denominator that does not change while one path's acknowledgement is processed.
+pub fn others_term(rtt_r: f64, others: impl Iterator<Item = PathSample>) -> f64 {
+    others
+        .filter(|p| p.cwnd.is_finite() && p.cwnd >= 0.0 && p.rtt.is_finite() && p.rtt > 0.0)
+        .map(|p| p.cwnd * rtt_r / p.rtt)
+        .sum::<f64>()
+}
+
+/// [`increase`] with the other paths' term computed beforehand ([`others_term`]).
+pub fn increase_with(bytes: f64, mss: f64, cwnd_r: f64, rtt_r: f64, others_term: f64, epsilon: f64) -> f64 {
     if !(cwnd_r > 0.0 && rtt_r > 0.0 && cwnd_r.is_finite() && rtt_r.is_finite()) {
         return 0.0;
     }
-    let den = cwnd_r
-        + others
-            .iter()
-            .filter(|p| p.cwnd.is_finite() && p.cwnd >= 0.0 && p.rtt.is_finite() && p.rtt > 0.0)
-            .map(|p| p.cwnd * rtt_r / p.rtt)
-            .sum::<f64>();
+    let den = cwnd_r + others_term;
     let inc = bytes * mss * (cwnd_r / (den * den) + epsilon / cwnd_r);
     if inc.is_finite() { inc } else { 0.0 }
 }
@@ -207,36 +234,26 @@ impl Olia {
         self.paths.get(path).map(OliaPathState::inter_loss)
     }
 
-    /// Paths with an RTT sample, as OLIA sees them (`path`'s RTT replaced by `over` when given).
-    fn olia_paths(&self, over: Option<(PathId, Duration)>) -> Vec<(PathId, OliaPath)> {
-        self.paths
-            .iter()
-            .filter_map(|(id, p)| {
-                let rtt = match over {
-                    Some((path, rtt)) if path == id => Some(rtt),
-                    _ => p.window.srtt(),
-                };
-                Some((
-                    id,
-                    OliaPath {
-                        cwnd: p.crt_cwnd(),
-                        rtt: rtt_secs(rtt)?,
-                        inter_loss: p.inter_loss() as f64,
-                    },
-                ))
-            })
-            .collect()
-    }
-
-    /// The role of `path` among the current paths.
-    fn role(&self, path: PathId, over: Option<(PathId, Duration)>) -> OliaRole {
-        let all = self.olia_paths(over);
-        let list: Vec<OliaPath> = all.iter().map(|(_, p)| *p).collect();
-        all.iter()
-            .zip(roles(&list))
-            .find(|((id, _), _)| *id == path)
-            .map(|(_, r)| r)
-            .unwrap_or_default()
+    /// Paths with an RTT sample, as OLIA sees them (`path`'s RTT replaced by `over` when given), in path
+    /// order.
+    fn olia_paths(
+        &self,
+        over: Option<(PathId, Duration)>,
+    ) -> impl Iterator<Item = (PathId, OliaPath)> + Clone + '_ {
+        self.paths.iter().filter_map(move |(id, p)| {
+            let rtt = match over {
+                Some((path, rtt)) if path == id => Some(rtt),
+                _ => p.window.srtt(),
+            };
+            Some((
+                id,
+                OliaPath {
+                    cwnd: p.crt_cwnd(),
+                    rtt: rtt_secs(rtt)?,
+                    inter_loss: p.inter_loss() as f64,
+                },
+            ))
+        })
     }
 
     /// RFC 9002 congestion response with decrease factor `beta` (0.5 for OLIA itself), after OLIA's loss
@@ -299,29 +316,31 @@ impl CongestionController for Olia {
             return;
         }
         let over = Some((ev.path, ev.rtt.smoothed));
-        let epsilon = self.role(ev.path, over).epsilon;
+        let epsilon = role_of(self.olia_paths(over), &ev.path).epsilon;
         let rtt_r = rtt_secs(Some(ev.rtt.smoothed)).unwrap_or(crate::lia::MIN_RTT_SECS);
-        let others: Vec<PathSample> = self
-            .olia_paths(over)
-            .into_iter()
-            .filter(|(id, _)| *id != ev.path)
-            .map(|(_, p)| PathSample {
-                cwnd: p.cwnd,
-                rtt: p.rtt,
-            })
-            .collect();
+        // The other paths do not change while this acknowledgement is processed: their term of the
+        // denominator is computed once.
+        let others = others_term(
+            rtt_r,
+            self.olia_paths(over)
+                .filter(|(id, _)| *id != ev.path)
+                .map(|(_, p)| PathSample {
+                    cwnd: p.cwnd,
+                    rtt: p.rtt,
+                }),
+        );
         let Some(p) = self.paths.get_mut(ev.path) else {
             return;
         };
         let mut pending_decrease = 0.0_f64;
         p.window.on_ack(ev, |w, packet| {
             let cwnd = (w.cwnd() - pending_decrease).max(w.min_window());
-            let step = increase(
+            let step = increase_with(
                 packet.bytes as f64,
                 w.max_datagram_size() as f64,
                 cwnd,
                 rtt_r,
-                &others,
+                others,
                 epsilon,
             );
             if step < 0.0 {
@@ -363,7 +382,7 @@ impl CongestionController for Olia {
 
     fn metrics(&self, path: PathId) -> Option<CcMetrics> {
         let p = self.paths.get(path)?;
-        let role = self.role(path, None);
+        let role = role_of(self.olia_paths(None), &path);
         Some(p.window.metrics(vec![
             Metric {
                 name: "epsilon",
