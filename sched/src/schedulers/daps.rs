@@ -33,6 +33,10 @@ pub struct Daps {
     plan: Vec<(PathId, u64)>,
     pos: usize,
     used: u64,
+    /// Scratch space of `rebuild` (kept so that a rebuild allocates nothing once it has grown):
+    /// `(path, delay in steps, packets)` per path, and the batches `(arrival tick, path, packets)`.
+    rows: Vec<(PathId, u64, u64)>,
+    batches: Vec<(u64, PathId, u64)>,
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -52,6 +56,8 @@ impl Daps {
             plan: Vec::new(),
             pos: 0,
             used: 0,
+            rows: Vec::new(),
+            batches: Vec::new(),
         }
     }
 
@@ -71,7 +77,8 @@ impl Daps {
 
     fn rebuild(&mut self, e: &Eligible<'_, '_>) {
         let step = self.step.as_nanos().max(1);
-        let mut rows: Vec<(PathId, u64, u64)> = Vec::new(); // (path, delay in steps, packets)
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
         for p in e.paths() {
             let half = (p.srtt / 2).as_nanos();
             let delay = u64::try_from((half + step / 2) / step).unwrap_or(u64::MAX).max(1);
@@ -88,7 +95,8 @@ impl Daps {
                 break;
             }
         }
-        let mut batches: Vec<(u64, PathId, u64)> = Vec::new();
+        let mut batches = std::mem::take(&mut self.batches);
+        batches.clear();
         for (id, d, c) in &rows {
             let mut t = 0;
             while t < h {
@@ -97,7 +105,10 @@ impl Daps {
             }
         }
         batches.sort_unstable();
-        self.plan = batches.into_iter().map(|(_, id, c)| (id, c)).collect();
+        self.plan.clear();
+        self.plan.extend(batches.iter().map(|&(_, id, c)| (id, c)));
+        self.rows = rows;
+        self.batches = batches;
         self.pos = 0;
         self.used = 0;
     }

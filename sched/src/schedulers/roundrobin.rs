@@ -57,7 +57,7 @@ use crate::{ConnView, Decision, PathEvent, PathId, PathView, SchedError, Schedul
 pub struct RoundRobin {
     segments: u64,
     cwnd_limited: bool,
-    /// Packets each path carried in the current round (absent: 0).
+    /// Packets each path carried in the current round (absent: 0; a new round sets every entry to 0).
     quota: BTreeMap<PathId, u64>,
     /// The last answer, while it is a path; `None` after any other answer or a path event.
     last: Option<Turn>,
@@ -101,6 +101,12 @@ impl RoundRobin {
         self.quota.get(&path).copied().unwrap_or(0)
     }
 
+    /// Starts a new round: every quota back to 0. The entries are kept (a zero counts as an absent one), so
+    /// that the round's first packet does not allocate the map's node again.
+    fn new_round(&mut self) {
+        self.quota.values_mut().for_each(|q| *q = 0);
+    }
+
     /// The path whose turn it is among `candidates` (the kernel's `mptcp_rr_next_segment` choice), resetting
     /// the round when every candidate used its quota. `None` when there is no candidate.
     fn turn<'a, I>(&mut self, segments: u64, candidates: impl Fn() -> I) -> Option<&'a PathView>
@@ -120,7 +126,7 @@ impl RoundRobin {
         }
         // Every candidate has a full quota: a new round.
         let first = candidates().min_by_key(|p| p.id)?;
-        self.quota.clear();
+        self.new_round();
         Some(first)
     }
 }
@@ -182,7 +188,7 @@ impl Scheduler for RoundRobin {
         match self.quota.get_mut(&path) {
             Some(q) if *q < t.len => *q += 1,
             _ => {
-                self.quota.clear();
+                self.new_round();
                 self.quota.insert(path, 1);
             }
         }
