@@ -4,10 +4,11 @@
 //! per second at gigabit rates (in the simulator and in the runtime alike).
 //!
 //! The check counts the heap allocations the test's own thread makes (the `allocation-counter` crate's
-//! counting global allocator, which forwards to the system's) while a controller with three paths of different RTTs runs through sends,
-//! acknowledgements with rate samples, losses, ECN signals and penalties, after a warm-up long enough for
-//! every internal history (filters, sample windows, queues) to reach its steady capacity. `metrics()` is
-//! excluded: it is read per sample interval and returns a vector by design.
+//! counting global allocator, which forwards to the system's) while a controller with three paths of
+//! different RTTs runs through sends, acknowledgements with rate samples, losses, ECN signals and
+//! penalties, after a warm-up long enough for every internal history (filters, sample windows, queues) to
+//! reach its steady capacity. `metrics()` is excluded: it is read per sample interval and returns a vector
+//! by design.
 
 #![allow(
     clippy::unwrap_used,
