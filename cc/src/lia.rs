@@ -134,6 +134,19 @@ pub(crate) fn rtt_secs(rtt: Option<Duration>) -> Option<f64> {
     rtt.map(|d| d.as_secs_f64().max(MIN_RTT_SECS))
 }
 
+/// [`rtt_secs`] of path `id`, whose smoothed RTT is `srtt`, unless `over` gives another RTT for it (the
+/// acknowledgement being processed carries a newer one than the window holds).
+pub(crate) fn sample_rtt(
+    id: PathId,
+    srtt: Option<Duration>,
+    over: Option<(PathId, Duration)>,
+) -> Option<f64> {
+    match over {
+        Some((path, rtt)) if path == id => rtt_secs(Some(rtt)),
+        _ => rtt_secs(srtt),
+    }
+}
+
 #[derive(Clone, Debug)]
 struct LiaPath {
     window: RenoWindow,
@@ -179,16 +192,11 @@ impl Lia {
         over: Option<(PathId, Duration)>,
     ) -> impl Iterator<Item = (PathId, PathSample)> + Clone + '_ {
         self.paths.iter().filter_map(move |(id, p)| {
-            let rtt = match over {
-                Some((path, rtt)) if path == id => Some(rtt),
-                _ => p.window.srtt(),
-            };
-            let rtt = rtt_secs(rtt)?;
             Some((
                 id,
                 PathSample {
                     cwnd: p.effective_cwnd(),
-                    rtt,
+                    rtt: sample_rtt(id, p.window.srtt(), over)?,
                 },
             ))
         })

@@ -41,7 +41,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::lia::{PathSample, max_window_param, rtt_secs};
+use crate::lia::{PathSample, max_window_param, rtt_secs, sample_rtt};
 use crate::window::{DEFAULT_MAX_WINDOW, LOSS_REDUCTION_FACTOR};
 use crate::{
     AckEvent, CcError, CcMetrics, CongestionController, CongestionEvent, Metric, PathId, PathMap, RenoWindow,
@@ -241,15 +241,11 @@ impl Olia {
         over: Option<(PathId, Duration)>,
     ) -> impl Iterator<Item = (PathId, OliaPath)> + Clone + '_ {
         self.paths.iter().filter_map(move |(id, p)| {
-            let rtt = match over {
-                Some((path, rtt)) if path == id => Some(rtt),
-                _ => p.window.srtt(),
-            };
             Some((
                 id,
                 OliaPath {
                     cwnd: p.crt_cwnd(),
-                    rtt: rtt_secs(rtt)?,
+                    rtt: sample_rtt(id, p.window.srtt(), over)?,
                     inter_loss: p.inter_loss() as f64,
                 },
             ))
