@@ -34,7 +34,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::BytesMut;
 use mpquic::cc::PathId;
 use mpquic::proto::VarInt;
 use mpquic::proto::connection::{
@@ -123,6 +123,12 @@ pub struct Pass {
     pub read: u64,
 }
 
+/// The buffers encapsulation writes into: the inner connection's datagram, then its framed copy.
+struct Buffers<'a> {
+    out: &'a mut Vec<u8>,
+    frames: &'a mut BytesMut,
+}
+
 /// The tunnel application of a flow (module documentation).
 pub struct Tunnel {
     inner: Vec<Inner>,
@@ -138,8 +144,17 @@ pub struct Tunnel {
     released: Vec<Released>,
     /// Scratch buffer the inner connections write their datagrams into.
     buf: Vec<u8>,
+    /// Where framed datagrams are written for the outer connections: each one is split off as a `Bytes`
+    /// sharing this buffer's allocation, which is reused once the outer connections have sent them all
+    /// (one allocation per [`FRAMES_CHUNK`] bytes at most, instead of one per datagram).
+    frames: BytesMut,
+    /// Emptied buffers of delivered datagrams, for the next ones received (decapsulation).
+    spare: Vec<Vec<u8>>,
     flow: usize,
 }
+
+/// The size of a new buffer for framed datagrams ([`Tunnel::frames`]): fifty or so.
+const FRAMES_CHUNK: usize = 64 * 1024;
 
 impl std::fmt::Debug for Tunnel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -209,6 +224,8 @@ impl Tunnel {
             malformed: 0,
             released: Vec::new(),
             buf: Vec::with_capacity(1200),
+            frames: BytesMut::new(),
+            spare: Vec::new(),
             flow,
         })
     }
@@ -338,7 +355,10 @@ impl Tunnel {
             pass.read = pass.read.saturating_add(i.app(now, self.download, self.flow)?);
         }
         // Encapsulation.
-        let buf = &mut self.buf;
+        let bufs = &mut Buffers {
+            out: &mut self.buf,
+            frames: &mut self.frames,
+        };
         for (k, i) in self.inner.iter_mut().enumerate() {
             let index = u16::try_from(k).unwrap_or(u16::MAX);
             if let Some(outer) = client.as_deref_mut() {
@@ -349,7 +369,7 @@ impl Tunnel {
                     &mut self.seq[0],
                     outer,
                     &mut self.refused,
-                    buf,
+                    bufs,
                 );
             }
             if let Some(outer) = server.as_deref_mut() {
@@ -360,7 +380,7 @@ impl Tunnel {
                     &mut self.seq[1],
                     outer,
                     &mut self.refused,
-                    buf,
+                    bufs,
                 );
             }
         }
@@ -375,13 +395,19 @@ impl Tunnel {
         seq: &mut u64,
         outer: &mut Connection,
         refused: &mut u64,
-        buf: &mut Vec<u8>,
+        bufs: &mut Buffers<'_>,
     ) {
-        host.poll_transmits(now, buf, |d, buf| {
+        let frames = &mut *bufs.frames;
+        host.poll_transmits(now, bufs.out, |d, buf| {
             let payload = buf.get(..d.transmit.size).unwrap_or(buf);
-            let framed = tunnel_reorder::encode(index, *seq, payload);
+            let len = tunnel_reorder::HEADER_LEN + payload.len();
+            if frames.capacity() < len {
+                // Reuses the allocation when every datagram split from it is gone, else makes a new one.
+                frames.reserve(FRAMES_CHUNK.max(len));
+            }
+            tunnel_reorder::encode_into(index, *seq, payload, frames);
             *seq = seq.saturating_add(1);
-            if outer.send_datagram(Bytes::from(framed)).is_err() {
+            if outer.send_datagram(frames.split().freeze()).is_err() {
                 *refused = refused.saturating_add(1);
             }
             ControlFlow::Continue(())
@@ -399,7 +425,10 @@ impl Tunnel {
             return;
         }
         if let Some(r) = self.reorder.get_mut(dir) {
-            r.push(seq, (index, payload.to_vec()), now, &mut self.released);
+            let mut data = self.spare.pop().unwrap_or_default();
+            data.clear();
+            data.extend_from_slice(payload);
+            r.push(seq, (index, data), now, &mut self.released);
         }
         self.deliver(dir, now);
     }
@@ -407,14 +436,15 @@ impl Tunnel {
     /// Hands the released packets of direction `dir` to their inner endpoints.
     fn deliver(&mut self, dir: usize, now: Instant) {
         for (index, mut data) in self.released.drain(..) {
-            let Some(i) = self.inner.get_mut(usize::from(index)) else {
-                continue;
-            };
-            if dir == 0 {
-                i.server_datagram(now, &mut data);
-            } else {
-                i.client_datagram(now, &mut data);
+            if let Some(i) = self.inner.get_mut(usize::from(index)) {
+                if dir == 0 {
+                    i.server_datagram(now, &mut data);
+                } else {
+                    i.client_datagram(now, &mut data);
+                }
             }
+            // Never more buffers than were held or released at once: the reorder window bounds them.
+            self.spare.push(data);
         }
     }
 }

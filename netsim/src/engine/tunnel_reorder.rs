@@ -30,10 +30,15 @@ pub const HEADER_LEN: usize = 10;
 /// Writes the header for inner flow `inner` and sequence number `seq` followed by `payload`.
 pub fn encode(inner: u16, seq: u64, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(&inner.to_be_bytes());
-    out.extend_from_slice(&seq.to_be_bytes());
-    out.extend_from_slice(payload);
+    encode_into(inner, seq, payload, &mut out);
     out
+}
+
+/// [`encode`] appended to `out` (the simulated tunnel writes into one buffer shared by many datagrams).
+pub fn encode_into(inner: u16, seq: u64, payload: &[u8], out: &mut impl bytes::BufMut) {
+    out.put_u16(inner);
+    out.put_u64(seq);
+    out.put_slice(payload);
 }
 
 /// Splits a tunnel datagram into (inner flow, sequence number, inner datagram); `None` if it is shorter

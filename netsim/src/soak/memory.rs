@@ -16,8 +16,9 @@
 //!   against 20.6 with the system allocator alone (five runs each), then 22.6 counting against 21.6 with
 //!   counting off and 21.8 with the system allocator alone (four runs each): 4–10 %. With counting off the
 //!   allocator adds one read of a flag that is never written, which the cores share without traffic.
-//! - **Why jemalloc.** The simulator allocates and frees per packet (received copies, frame records, the
-//!   tunnel's inner datagrams), and glibc's allocator costs measurably more CPU time there than jemalloc
+//! - **Why jemalloc.** The simulator allocated and freed per packet when this was measured (received copies,
+//!   frame records, the tunnel's inner datagrams; the last two are reused since, docs/simulator-speed.md,
+//!   "Fourteenth pass"), and glibc's allocator costs measurably more CPU time there than jemalloc
 //!   (`tikv-jemallocator`). Measured on the 2-core machine, the two binaries alternated
 //!   (docs/simulator-speed.md, "Ninth pass"): the tunnel study's quick variant (`study e --quick --jobs 1`)
 //!   ≈ 10 % less user time, study B's ≈ 4 % less, the single-flow bench and study D4 unchanged; every result

@@ -90,9 +90,10 @@ impl Connection {
         stream_bytes
     }
 
-    /// A packet carrying `records` was declared lost: re-arm what must be sent again.
-    pub(super) fn on_records_lost(&mut self, records: Records) {
-        for r in records {
+    /// A packet carrying `records` was declared lost: re-arm what must be sent again. The emptied vector goes
+    /// back to the pool, as an acknowledged packet's does.
+    pub(super) fn on_records_lost(&mut self, mut records: Records) {
+        for r in records.drain(..) {
             match r {
                 FrameRecord::Stream(s) => self.streams.on_stream_frame_lost(s),
                 FrameRecord::Control(c) => self.streams.on_control_frame_lost(&c),
@@ -112,5 +113,6 @@ impl Connection {
                 FrameRecord::Ack { .. } => {}
             }
         }
+        self.records_pool.give(records);
     }
 }

@@ -258,7 +258,7 @@ pub struct Connection {
     endpoint_events: VecDeque<EndpointEvent>,
     datagrams_in: VecDeque<Bytes>,
     datagrams_out: datagram_queue::DatagramQueue,
-    /// Emptied frame-record vectors of acknowledged packets, for the next packets built.
+    /// Emptied frame-record vectors of acknowledged and lost packets, for the next packets built.
     records_pool: records_pool::RecordsPool,
     /// Whether the client sent its first Handshake packet (it then discards Initial keys).
     sent_handshake: bool,

@@ -147,12 +147,22 @@ impl Connection {
             self.on_abandoned_path_timeout(now);
         }
         self.mtu_on_timeout(now);
+        // Most timeouts are a pacer's release or an acknowledgement's delay: the paths' list (an allocation)
+        // only when some loss-detection timer is due.
+        let due = |t: Option<Instant>| t.is_some_and(|t| now >= t);
+        if !self
+            .paths
+            .values()
+            .any(|p| due(p.recovery.loss_detection_timer()))
+        {
+            return;
+        }
         let ids: Vec<_> = self.paths.id_list();
         for id in ids {
             let Some(p) = self.paths.get_mut(&id) else {
                 continue;
             };
-            if p.recovery.loss_detection_timer().is_none_or(|t| now < t) {
+            if !due(p.recovery.loss_detection_timer()) {
                 continue;
             }
             match p.recovery.on_timeout(now, self.cc.as_mut()) {
