@@ -153,7 +153,7 @@ pub struct Tunnel {
     flow: usize,
 }
 
-/// The size of a new buffer for framed datagrams ([`Tunnel::frames`]): fifty or so.
+/// The size of a new buffer for framed datagrams ([`Tunnel::frames`]): room for about fifty of 1,210 bytes.
 const FRAMES_CHUNK: usize = 64 * 1024;
 
 impl std::fmt::Debug for Tunnel {
