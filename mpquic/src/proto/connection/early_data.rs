@@ -364,7 +364,7 @@ impl Connection {
         let pe = header.encode(pn, pn_len, buf);
         let body_start = buf.len();
         let end = max_size.saturating_sub(super::send::TAG_LEN);
-        let mut records: Records = Vec::new();
+        let mut records: Records = self.records_pool.take();
         while let Some(f) = self.streams.poll_control_frame(end.saturating_sub(buf.len())) {
             f.encode(buf);
             records.push(super::frames_out::FrameRecord::Control(f));
@@ -375,6 +375,7 @@ impl Connection {
         self.write_data_frames(buf, end, &mut records);
         if buf.len() == body_start {
             buf.truncate(start);
+            self.records_pool.give(records);
             return false;
         }
         let sealed = self.seal_packet(

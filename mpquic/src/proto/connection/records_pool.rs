@@ -8,9 +8,11 @@
 //! # Bound
 //! The pool keeps every vector it is given that has allocated and has at most
 //! [`RecordsPool::MAX_CAPACITY`] records of room (a vector that grew for a packet full of small control frames
-//! is freed). It needs no count of its own: a new vector is made only when the pool is empty, so the vectors
-//! that exist at any time, in the pool and in packets, are never more than the most packets the connection
-//! once had in its sent-packet maps at the same time, and the pool holds at most that many. That number is
+//! is freed). It needs no count of its own: every packet takes its vector from the pool and a new vector is
+//! made only when the pool is empty (the vectors of packets sent without records never allocate and are not
+//! kept), so the vectors that exist at any time, in the pool and in packets, are never more than the most
+//! packets the connection once had in its sent-packet maps at the same time, and the pool holds at most that
+//! many. That number is
 //! the sender's own (its congestion windows and what it chose to send), never the peer's: an acknowledgement
 //! only moves vectors from packets into the pool. A bound below it (64 vectors, until 2026-11-28) freed the
 //! vectors that one acknowledgement of many packets returned beyond it, and the packets built next allocated
