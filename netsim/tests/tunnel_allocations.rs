@@ -73,11 +73,12 @@ fn a_tunnel_in_steady_state_allocates_less_than_once_per_inner_datagram() {
         "the tunnel carries traffic: {datagrams} inner datagrams in 0.5 s"
     );
     // Before the tunnel reused its buffers, each inner datagram cost two allocations of its own (the framed
-    // copy, the received copy) and often a third for its records. What is left comes from the connections'
-    // receive buffers when a burst arrives before the application reads.
+    // copy, the received copy), 2.75 in all here, and at 1 Gbit/s often one more for its frame records. What
+    // is left (0.77) comes from the inner connections' receive buffers when a burst arrives before the
+    // application reads.
     let per_datagram = counted.count_total as f64 / datagrams as f64;
     assert!(
-        per_datagram < 1.5,
+        per_datagram < 1.0,
         "{} allocations for {datagrams} inner datagrams ({per_datagram:.3} each)",
         counted.count_total
     );
